@@ -1,0 +1,51 @@
+# The two commands of the README: `make run` and `make test`. Both set up the
+# project first (a .venv with every pinned dependency, the ESP32 stubs in typings/).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.setup-done
+# An ESP32-sized heap: a real MemoryError where the board would raise one.
+MPY    := $(BIN)/micropython -X heapsize=110k
+
+.PHONY: setup run test test-py test-mp lint typecheck mpy-check bench soak clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock requirements-stubs.lock pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	rm -rf typings && $(BIN)/python -m pip install -q --disable-pip-version-check \
+	    --target typings -r requirements-stubs.lock
+	@touch $@
+
+run: setup
+	$(BIN)/sicbo demo
+
+lint: setup
+	$(BIN)/ruff check .
+
+mpy-check: setup
+	$(BIN)/python -m host_tools.mpycheck device
+
+typecheck: setup
+	MYPYPATH=device $(BIN)/mypy --config-file device/mypy.ini device
+	$(BIN)/mypy
+
+test-py: setup
+	$(BIN)/pytest tests
+
+test-mp: setup
+	$(MPY) tests/mp_runner.py tests/logic
+
+# Every gate; make stops at the first that fails.
+test: lint mpy-check typecheck test-py test-mp
+
+bench: setup
+	$(MPY) bench/bench_settle.py
+
+soak: setup
+	@echo "soak: see the Reliability section of README.md"
+
+clean:
+	rm -rf $(VENV) typings build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,57 @@
+# Calendar arithmetic for approval dates, without `datetime` (MicroPython has
+# none). Dates are "YYYY-MM-DD" strings in files and day numbers inside.
+
+from micropython import const
+
+_SATURDAY = const(5)  # weekday() numbering: Monday is 0
+_DAYS_IN_MONTH = b"\x00\x1f\x1c\x1f\x1e\x1f\x1e\x1f\x1f\x1e\x1f\x1e\x1f"
+
+
+def _leap(y):
+    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+
+
+def parse(text):
+    """Day number (days since 1970-01-01) of an ISO date, or ValueError."""
+    if not isinstance(text, str) or len(text) != 10 or text[4] != "-" or text[7] != "-":
+        raise ValueError("expected a date as YYYY-MM-DD, got %r" % (text,))
+    digits = text[0:4] + text[5:7] + text[8:10]
+    for ch in digits:
+        if ch < "0" or ch > "9":
+            raise ValueError("expected a date as YYYY-MM-DD, got %r" % (text,))
+    y = int(text[0:4])
+    m = int(text[5:7])
+    d = int(text[8:10])
+    if y < 1970 or not 1 <= m <= 12:
+        raise ValueError("no such date: %r" % (text,))
+    last = 29 if (m == 2 and _leap(y)) else _DAYS_IN_MONTH[m]
+    if not 1 <= d <= last:
+        raise ValueError("no such date: %r" % (text,))
+    return days_from_civil(y, m, d)
+
+
+def days_from_civil(y, m, d):
+    # Howard Hinnant's days_from_civil, in integers only.
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def weekday(day):
+    """0 for Monday .. 6 for Sunday (1970-01-01 was a Thursday)."""
+    return (day + 3) % 7
+
+
+def working_days(first, end, holidays=()):
+    """Working days in [first, end): Saturdays, Sundays and the given
+    holiday day numbers are not counted."""
+    n = 0
+    day = first
+    while day < end:
+        if weekday(day) < _SATURDAY and day not in holidays:
+            n += 1
+        day += 1
+    return n

@@ -1,0 +1,180 @@
+# The compact settlement table and wager settlement.
+#
+# For each of the 56 unordered outcomes of three dice the table holds the
+# winning areas as a bitmap over the lamp channels of the table's lamp_order,
+# so that the row of an outcome is the very frame the lamp board shifts out.
+#
+# Frame layout (74HC595 chain over SPI, MSB first): channel c is bit c % 8 of
+# byte (row_bytes - 1 - c // 8). Shifted out as is, the last byte sent stays in
+# the register nearest the controller, so channel 0 lands on its Q0.
+
+from micropython import const
+
+from sicbo import areas
+from sicbo.errors import InputError
+
+OUTCOMES = const(56)
+ORDERED_OUTCOMES = const(216)
+_NO_AREA = const(255)
+# Index of the sorted outcome a <= b <= c (0-based faces) among the 56:
+# _FIRST[a] counts outcomes with a smaller lowest die, _SECOND[b] - _SECOND[a]
+# those with the same lowest and a smaller middle die.
+_FIRST = b"\x00\x15\x24\x2e\x34\x37"
+_SECOND = b"\x00\x06\x0b\x0f\x12\x14"
+
+
+def outcome_index(d1, d2, d3):
+    """0..55 for valid dice; raises InputError otherwise. Does not allocate."""
+    if type(d1) is not int or type(d2) is not int or type(d3) is not int or not (
+            1 <= d1 <= 6 and 1 <= d2 <= 6 and 1 <= d3 <= 6):
+        raise InputError("dice must be whole numbers from 1 to 6, got %r %r %r" % (d1, d2, d3))
+    # Sort three values with swaps: no list, no allocation.
+    if d1 > d2:
+        d1, d2 = d2, d1
+    if d2 > d3:
+        d2, d3 = d3, d2
+    if d1 > d2:
+        d1, d2 = d2, d1
+    d1 -= 1
+    d2 -= 1
+    d3 -= 1
+    return _FIRST[d1] + _SECOND[d2] - _SECOND[d1] + d3 - d2
+
+
+def channel_on(frame, channel):
+    return (frame[len(frame) - 1 - (channel >> 3)] >> (channel & 7)) & 1
+
+
+def set_channel(frame, channel, on):
+    i = len(frame) - 1 - (channel >> 3)
+    if on:
+        frame[i] |= 1 << (channel & 7)
+    else:
+        frame[i] &= ~(1 << (channel & 7)) & 0xFF
+
+
+class SettlementTable:
+    """Built once from a TableConfig; settle() is the table's hot path."""
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        order = cfg.lamp_order
+        self.channels = len(order)
+        self.row_bytes = (self.channels + 7) >> 3
+        # Channel -> catalogue index (255: status lamp or spare), and back.
+        self.channel_area = bytearray(self.channels)
+        self.area_channel = bytearray(b"\xff" * areas.AREA_COUNT_2004)
+        # Odds per channel, in the order the lamp board and the row use.
+        self.odds = bytearray(self.channels)
+        self.status_channel = {}
+        for c in range(self.channels):
+            name = order[c]
+            i = areas.index_of(name) if name is not None else -1
+            if i < 0:
+                self.channel_area[c] = _NO_AREA
+                if name is not None:
+                    self.status_channel[name] = c
+            else:
+                self.channel_area[c] = i
+                self.area_channel[i] = c
+                self.odds[c] = cfg.odds[i]
+        n = self.row_bytes
+        self.rows = bytearray(OUTCOMES * n)
+        mv = memoryview(self.rows)
+        views = []
+        for a in range(1, 7):
+            for b in range(a, 7):
+                for c in range(b, 7):
+                    o = outcome_index(a, b, c)
+                    row = mv[o * n:(o + 1) * n]
+                    for area in cfg.offered:
+                        if self.wins(area, a, b, c):
+                            set_channel(row, self.area_channel[area], 1)
+                    views.append(row)
+        # One view per outcome, made here so that settle() allocates nothing.
+        self._views = tuple(views)
+
+    def wins(self, area, d1, d2, d3):
+        """Times the area is won under this table's rules (Art. 5 and 7)."""
+        h = areas.hits(area, d1, d2, d3)
+        if h and d1 == d2 == d3 and area in self.cfg.triple_kills:
+            return 0
+        return h
+
+    def settle(self, d1, d2, d3):
+        """The lamp frame of winning areas for these dice (a read-only use of
+        a preallocated view: copy it, never write through it)."""
+        return self._views[outcome_index(d1, d2, d3)]
+
+    def odds_for(self, area, d1, d2, d3):
+        """Odds (N to 1) paid to a winning bet on area, 0 if it loses."""
+        c = self.area_channel[area]
+        if c == _NO_AREA:
+            return 0
+        if not channel_on(self.settle(d1, d2, d3), c):
+            return 0
+        if areas.kind_of(area) == areas.SINGLE:
+            return self.odds[c] * areas.hits(area, d1, d2, d3)
+        return self.odds[c]
+
+    def winning_areas(self, d1, d2, d3):
+        """[(area index, odds)] in catalogue order; allocates (host, recall)."""
+        out = []
+        for area in self.cfg.offered:
+            odds = self.odds_for(area, d1, d2, d3)
+            if odds:
+                out.append((area, odds))
+        return out
+
+    def size_bytes(self):
+        """Bytes of table data (rows and per-channel odds)."""
+        return len(self.rows) + len(self.odds)
+
+
+class Settlement:
+    """Result of settle_wagers: payouts in wager order and the totals, in minor
+    currency units."""
+
+    def __init__(self, dice, wagers, odds, payouts):
+        self.dice = dice
+        self.wagers = wagers  # [(area code, stake)]
+        self.odds = odds  # odds each wager won at, 0 if lost
+        self.payouts = payouts  # stake + stake * odds, or 0
+        self.total_stake = sum(stake for _, stake in wagers)
+        self.total_paid = sum(payouts)
+
+    def house_result(self):
+        """What the house keeps (negative when it pays out more)."""
+        return self.total_stake - self.total_paid
+
+
+def settle_wagers(table, dice, wagers):
+    """Settle recorded wagers [(area code, stake)] on dice (d1, d2, d3).
+    Everything is checked first: one bad wager refuses the whole lot."""
+    if not isinstance(dice, (list, tuple)) or len(dice) != 3:
+        raise InputError("dice must be three values, got %r" % (dice,))
+    d1, d2, d3 = dice
+    outcome_index(d1, d2, d3)
+    if not isinstance(wagers, (list, tuple)):
+        raise InputError("wagers must be a list, got %r" % (wagers,))
+    checked = []
+    for k, w in enumerate(wagers):
+        if not isinstance(w, (list, tuple)) or len(w) != 2:
+            raise InputError("wager %d: must be (area, stake), got %r" % (k, w))
+        code, stake = w
+        i = areas.index_of(code) if isinstance(code, str) else -1
+        if i < 0:
+            raise InputError("wager %d: unknown area %r" % (k, code))
+        if not table.cfg.is_offered(i):
+            raise InputError("wager %d: area %s is not offered at this table" % (k, code))
+        if type(stake) is not int or stake <= 0:
+            raise InputError("wager %d: stake must be a positive whole number of minor "
+                             "units, got %r" % (k, stake))
+        checked.append((i, code, stake))
+    odds = []
+    payouts = []
+    for i, code, stake in checked:
+        o = table.odds_for(i, d1, d2, d3)
+        odds.append(o)
+        payouts.append(stake + stake * o if o else 0)
+    return Settlement((d1, d2, d3), [(c, s) for _, c, s in checked], odds, payouts)

@@ -1,0 +1,1 @@
+"""Subcommands of `sicbo`, one module each (see host_tools/cli.py)."""

