@@ -7,6 +7,7 @@ line on stderr means the input was refused.
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -41,6 +42,11 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error of ours.
+        # Point stdout at /dev/null so the interpreter's final flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

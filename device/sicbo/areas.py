@@ -48,7 +48,7 @@ AREA_COUNT_2004 = const(117)
 
 
 def _build():
-    codes = []
+    codes = []  # type: list[str]
     kinds = bytearray(AREA_COUNT_2004)
     # Up to four numbers per area; unused ones are 0.
     params = bytearray(4 * AREA_COUNT_2004)

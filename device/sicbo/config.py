@@ -52,6 +52,10 @@ def _is_int(x):
     return type(x) is int
 
 
+def _catalogue_order(code):
+    return areas.index_of(code) if isinstance(code, str) else -1
+
+
 def _choices(values):
     return ", ".join(values)
 
@@ -83,7 +87,9 @@ def _parse_odds(obj, edition, offered_set):
     settable = []
     for total in sorted(areas.ODDS_RANGES):
         settable.append("TOTAL_%d" % total)
-    for code in obj:
+    # Catalogue order, so that the same file gets the same message everywhere
+    # (MicroPython dicts do not keep the file's order).
+    for code in sorted(obj, key=_catalogue_order):
         field = "odds." + str(code)
         i = areas.index_of(code) if isinstance(code, str) else -1
         if i < 0 or code not in settable:
@@ -137,7 +143,7 @@ def _parse_kills(obj, offered_set, edition):
 
 
 def _parse_lamps(obj, offered_set, edition):
-    seen = {}
+    seen = {}  # type: dict[str, int]
     for k, name in enumerate(_need_list(obj, "lamp_order")):
         field = "lamp_order[%d]" % k
         if name is None:
@@ -162,7 +168,7 @@ def _parse_approval(obj):
     if not isinstance(obj, dict):
         raise ConfigError("approval", "must be an object with reference, applied, "
                           "effective and optional holidays")
-    for key in obj:
+    for key in sorted(obj):
         if key not in _APPROVAL_FIELDS:
             raise ConfigError("approval." + str(key), "unknown field; allowed: %s"
                               % _choices(_APPROVAL_FIELDS))
@@ -175,13 +181,13 @@ def _parse_approval(obj):
         try:
             days[key] = dates.parse(obj.get(key))
         except ValueError as e:
-            raise ConfigError("approval." + key, str(e))
+            raise ConfigError("approval." + key, str(e)) from None
     holidays = set()
     for k, text in enumerate(_need_list(obj.get("holidays", []), "approval.holidays")):
         try:
             holidays.add(dates.parse(text))
         except ValueError as e:
-            raise ConfigError("approval.holidays[%d]" % k, str(e))
+            raise ConfigError("approval.holidays[%d]" % k, str(e)) from None
     notice = dates.working_days(days["applied"], days["effective"], holidays)
     if notice < _WORKING_DAYS_NOTICE:
         raise ConfigError("approval.effective", "%s is %d working day(s) after the "
@@ -203,7 +209,7 @@ def parse_table(obj):
     """Validate a decoded table file; return a TableConfig or raise ConfigError."""
     if not isinstance(obj, dict):
         raise ConfigError("table", "must be a JSON object")
-    for key in obj:
+    for key in sorted(obj):
         if key not in _FIELDS:
             raise ConfigError(str(key), "unknown field; allowed: %s" % _choices(_FIELDS))
     for key in _REQUIRED:
@@ -253,5 +259,5 @@ def load_table(text):
     try:
         obj = json.loads(text)
     except ValueError as e:
-        raise ConfigError("table", "not valid JSON (%s)" % (e,))
+        raise ConfigError("table", "not valid JSON (%s)" % (e,)) from None
     return parse_table(obj)

@@ -7,7 +7,7 @@ class ConfigError(ValueError):
     the offending field (dotted path), the message says what is allowed."""
 
     def __init__(self, field, message):
-        ValueError.__init__(self, "%s: %s" % (field, message))
+        super().__init__("%s: %s" % (field, message))
         self.field = field
         self.message = message
 

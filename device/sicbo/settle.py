@@ -173,7 +173,7 @@ def settle_wagers(table, dice, wagers):
         checked.append((i, code, stake))
     odds = []
     payouts = []
-    for i, code, stake in checked:
+    for i, _code, stake in checked:
         o = table.odds_for(i, d1, d2, d3)
         odds.append(o)
         payouts.append(stake + stake * o if o else 0)

@@ -1,0 +1,62 @@
+from sicbo import areas
+
+
+def test_edition_sizes():
+    assert areas.area_count(2003) == 29
+    assert areas.area_count(2004) == 117
+    assert len(areas.CODES) == 117
+
+
+def test_codes_are_unique():
+    assert len(set(areas.CODES)) == len(areas.CODES)
+
+
+def test_2003_areas_are_the_first_of_the_catalogue():
+    first = areas.CODES[:29]
+    assert first[0] == "SMALL" and first[1] == "BIG"
+    assert "ANY_TRIPLE" in first and "TOTAL_4" in first and "TOTAL_17" in first
+    assert "ODD" not in first and "FOUR_1_2_3_4" not in first
+
+
+def test_counts_per_kind_in_2004():
+    counts = {}
+    for i in range(117):
+        k = areas.kind_of(i)
+        counts[k] = counts.get(k, 0) + 1
+    assert counts[areas.SINGLE] == 6 and counts[areas.TRIPLE] == 6
+    assert counts[areas.TOTAL] == 14
+    assert counts[areas.COMBO_DOUBLE] == 30
+    assert counts[areas.COMBO_THREE] == 20
+    assert counts[areas.PAIR] == 15
+    assert counts[areas.DOUBLE] == 6
+    assert counts[areas.FOUR] == 15
+
+
+def test_combo_codes_list_numbers_in_ascending_order():
+    double_1 = areas.index_of("COMBO_1_1_2")
+    double_2 = areas.index_of("COMBO_1_2_2")
+    assert double_1 >= 0 and double_2 >= 0 and double_1 != double_2
+    assert areas.hits(double_1, 1, 2, 1) == 1 and areas.hits(double_1, 2, 2, 1) == 0
+    assert areas.hits(double_2, 2, 1, 2) == 1 and areas.hits(double_2, 1, 1, 2) == 0
+    assert areas.index_of("COMBO_2_1_1") == -1
+
+
+def test_unknown_code_and_edition():
+    assert areas.index_of("TOTAL_3") == -1
+    assert areas.index_of("TOTAL_18") == -1
+    assert areas.index_of("small") == -1
+    try:
+        areas.area_count(2005)
+    except ValueError as e:
+        assert "2003 or 2004" in str(e)
+    else:
+        raise AssertionError("edition 2005 accepted")
+
+
+def test_legal_odds():
+    odds = {"SMALL": 1, "TRIPLE_4": 150, "ANY_TRIPLE": 24, "TOTAL_4": 50, "TOTAL_17": 50,
+            "TOTAL_5": 18, "TOTAL_6": 14, "TOTAL_7": 12, "TOTAL_14": 12, "TOTAL_8": 8,
+            "TOTAL_9": 6, "TOTAL_12": 6, "ODD": 1, "COMBO_1_1_2": 50, "COMBO_1_2_3": 30,
+            "PAIR_5_6": 5, "DOUBLE_2": 8, "FOUR_1_2_3_4": 7}
+    for code in odds:
+        assert areas.base_odds(areas.index_of(code)) == odds[code], code
