@@ -1,0 +1,97 @@
+# Thin hardware adapters. Every adapter takes its pins, buses and timers as
+# constructor arguments (built by the app from the board file), plus a
+# `ticks_ms` callable, so that tests pass the simulated `machine` objects and
+# drive the clock. Outputs are active high: an output that is off is low, the
+# level a reset or a crash leaves the driver transistors in.
+#
+# TimedOutput is the shared part of the bell and the electric shaker motor: an
+# output that is on for a bounded time. The one-shot timer armed when it goes
+# on is what switches it off, so a task that dies or stalls cannot leave the
+# output on; update() is only a backstop for a late (scheduled) callback.
+
+import time
+
+from machine import Timer
+
+
+def default_ticks():
+    """The default clock of the adapters: time.ticks_ms (a plain int on every
+    port; wrapped so the type checker sees an int, not the stubs' _TicksMs)."""
+    return time.ticks_ms()
+
+
+def arm_one_shot(timer, period_ms, callback, hard):
+    """Arms `timer` once for `period_ms`. `hard` asks the port for a hard-IRQ
+    callback (the ESP32 port's default callbacks are scheduled, soft)."""
+    if hard:
+        timer.init(mode=Timer.ONE_SHOT, period=period_ms, callback=callback, hard=True)
+    else:
+        timer.init(mode=Timer.ONE_SHOT, period=period_ms, callback=callback)
+
+
+class TimedOutput:
+    """An output that is on for at most `max_on_ms` per start.
+
+    start(ms, now) switches it on and arms the one-shot `timer` for `ms`; the
+    timer's callback switches it off, with no help from the caller. `ms`
+    defaults to `default_ms`; more than `max_on_ms` is refused. A start while
+    on is refused (returns False)."""
+
+    def __init__(self, pin, timer, default_ms, max_on_ms, ticks_ms=None, hard=False):
+        if not 0 < default_ms <= max_on_ms:
+            raise ValueError("default_ms must be 1..max_on_ms")
+        self._pin = pin
+        self._timer = timer
+        self.default_ms = default_ms
+        self.max_on_ms = max_on_ms
+        self._ticks = ticks_ms if ticks_ms is not None else default_ticks
+        self._hard = hard
+        self._on = False
+        self._since = 0
+        self._for = 0
+        self.starts = 0
+        self._cb = self._expired  # one bound method, made here, not in the IRQ
+        pin.value(0)
+
+    def _expired(self, _t):
+        # Timer callback: no allocation.
+        self._pin.value(0)
+        self._on = False
+
+    def start(self, ms=0, now=None):
+        if ms == 0:
+            ms = self.default_ms
+        if not 0 < ms <= self.max_on_ms:
+            raise ValueError("on time must be 1..max_on_ms")
+        if self._on:
+            return False
+        if now is None:
+            now = self._ticks()
+        self._since = now
+        self._for = ms
+        self._on = True
+        self.starts += 1
+        self._pin.value(1)
+        arm_one_shot(self._timer, ms, self._cb, self._hard)
+        return True
+
+    def update(self, now=None):
+        """Backstop: off once the time is up, even if the timer is late.
+        Returns the ms left on, or -1 when off."""
+        if not self._on:
+            return -1
+        if now is None:
+            now = self._ticks()
+        left = self._for - time.ticks_diff(now, self._since)
+        if left <= 0:
+            self.stop()
+            return -1
+        return left
+
+    def stop(self):
+        self._pin.value(0)
+        self._on = False
+        self._timer.deinit()
+
+    def is_on(self):
+        return self._on
