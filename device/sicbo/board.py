@@ -1,0 +1,358 @@
+# Board files: which ESP32 pin carries which table signal, which bus drives
+# the lamps, which hardware timers give the hard offs, and the timings of the
+# actuators and inputs (docs/board-files.md).
+#
+# parse_board() takes the decoded JSON object and returns a Board, or raises
+# ConfigError naming the field (the signal) and the pin. Everything is checked
+# before anything is built. Pure: no `machine`, so the host validates a board
+# file with the firmware's own code before it is deployed.
+#
+# ESP32 (classic) facts checked here: GPIOs 0-19, 21-23, 25-27, 32-39 exist;
+# 6-11 are wired to the module's SPI flash; 34-39 are input-only and have no
+# internal pull resistors; 0, 2, 5, 12 and 15 are strapping pins read at
+# reset (a warning: usable with care); 1 and 3 are UART0, the USB serial
+# REPL (a warning: mpremote and the log stop working).
+
+from sicbo.errors import ConfigError
+
+# Inputs in signal-index order: hw.switches.Switches is built with the pins in
+# this order, and its events carry these indices.
+INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor",
+                 "key_bell", "key_void", "key_payout", "key_confirm",
+                 "key_face_1", "key_face_2", "key_face_3", "key_face_4",
+                 "key_face_5", "key_face_6")
+OUTPUT_SIGNALS = ("solenoid", "shaker_motor", "bell")
+REQUIRED_OUTPUTS = ("bell",)
+# Which output each shaker type of the table needs (sicbo.config.SHAKERS).
+SHAKER_OUTPUT = {"solenoid": "solenoid", "electric": "shaker_motor", "manual": None}
+LAMP_BUSES = ("hc595", "neopixel")
+PULLS = ("up", "down", "none")
+TIMER_USERS = ("solenoid", "shaker_motor", "bell")
+TIMER_IDS = (0, 1, 2, 3)  # the ESP32's four hardware timers
+SPI_IDS = (1, 2)  # HSPI, VSPI
+UART_IDS = (1, 2)  # UART0 is the REPL
+
+_FIELDS = ("name", "description", "mcu", "inputs", "outputs", "lamps", "reader",
+           "timers", "timings")
+_REQUIRED = ("name", "inputs", "outputs", "lamps")
+_INPUT_FIELDS = ("pin", "pull", "invert")
+_HC595_FIELDS = ("bus", "spi", "sck", "mosi", "miso", "latch", "oe", "baudrate")
+_HC595_PINS = ("sck", "mosi", "latch")
+_NEOPIXEL_FIELDS = ("bus", "pin", "count", "colour")
+_READER_FIELDS = ("uart", "tx", "rx", "baudrate")
+_DEFAULT_TIMERS = {"solenoid": 0, "shaker_motor": 1, "bell": 2}
+
+# name: (default, low, high)
+TIMINGS = {
+    "debounce_ms": (20, 1, 500),
+    "chatter_limit": (10, 2, 250),
+    "chatter_window_ms": (1000, 10, 60000),
+    "pulse_count": (3, 1, 20),
+    "pulse_on_ms": (60, 1, 1000),
+    "pulse_off_ms": (250, 0, 10000),
+    "max_on_ms": (200, 10, 1000),
+    "rest_ms": (150, 0, 10000),
+    "hold_percent": (0, 0, 95),
+    "pull_in_ms": (0, 0, 1000),
+    "pwm_freq": (20000, 100, 40000),
+    "electric_run_ms": (3000, 100, 30000),
+    "bell_ms": (1500, 50, 10000),
+    "watchdog_ms": (8000, 1000, 60000),
+}
+
+_NO_GPIO = (20, 24, 28, 29, 30, 31)
+_FLASH = (6, 7, 8, 9, 10, 11)
+_MAX_GPIO = 39
+_FIRST_INPUT_ONLY = 34
+STRAPPING = {
+    0: "strapping pin (boot mode): held low at reset it enters the ROM download mode",
+    2: "strapping pin (boot mode): must be low or floating at reset to download",
+    5: "strapping pin (SDIO slave timing), sampled at reset; it outputs a PWM "
+       "signal during boot",
+    12: "strapping pin (MTDI, flash voltage): high at reset selects 1.8 V flash "
+        "and the board will not boot",
+    15: "strapping pin (MTDO, boot log): low at reset silences the ROM boot log",
+}
+SERIAL = {
+    1: "UART0 TX, the USB serial REPL: mpremote and the log stop working",
+    3: "UART0 RX, the USB serial REPL: mpremote and the log stop working",
+}
+
+
+class Board:
+    """A validated board file. Pins are GPIO numbers."""
+
+    def __init__(self):
+        self.name = ""
+        self.description = ""
+        # One (signal, pin, pull, invert) per INPUT_SIGNALS entry, same order.
+        self.inputs = ()
+        self.outputs = {}  # signal -> pin, for the outputs present
+        # bus "hc595": spi, sck, mosi, miso (None), latch, oe (None), baudrate
+        # bus "neopixel": pin, count, colour (tuple)
+        self.lamps = {}
+        self.reader = None  # or {"uart", "tx", "rx", "baudrate"}
+        self.timers = {}  # user -> hardware timer id
+        self.timings = {}  # every TIMINGS name -> int
+        self.pins = {}  # pin -> the field that uses it ("inputs.cover")
+        self.warnings = []  # strings, each naming the field and the pin
+
+    def input_index(self, signal):
+        return INPUT_SIGNALS.index(signal)
+
+    def has_output(self, signal):
+        return signal in self.outputs
+
+
+def _is_int(x):
+    return type(x) is int
+
+
+def _choices(values):
+    return ", ".join(values)
+
+
+def _known(obj, field, allowed):
+    for key in sorted(obj):
+        if key not in allowed:
+            where = field + "." + str(key) if field else str(key)
+            raise ConfigError(where, "unknown field; allowed: %s" % _choices(allowed))
+
+
+def _need_obj(obj, field, what):
+    if not isinstance(obj, dict):
+        raise ConfigError(field, "must be an object (%s), got %r" % (what, obj))
+    return obj
+
+
+class _Pins:
+    """Collects pin uses, refusing the ESP32's impossible ones."""
+
+    def __init__(self):
+        self.used = {}
+        self.warnings = []
+
+    def take(self, field, pin, output):
+        if not _is_int(pin):
+            raise ConfigError(field, "must be a GPIO number, got %r" % (pin,))
+        if pin < 0 or pin > _MAX_GPIO or pin in _NO_GPIO:
+            raise ConfigError(field, "GPIO%d does not exist on the ESP32 (GPIO0-19, "
+                              "21-23, 25-27, 32-39)" % pin)
+        if pin in _FLASH:
+            raise ConfigError(field, "GPIO%d is wired to the module's SPI flash "
+                              "(GPIO6-11) and cannot be used" % pin)
+        if output and pin >= _FIRST_INPUT_ONLY:
+            raise ConfigError(field, "GPIO%d is input-only (GPIO34-39) and cannot drive "
+                              "an output" % pin)
+        if pin in self.used:
+            raise ConfigError(field, "GPIO%d is already used by %s" % (pin, self.used[pin]))
+        self.used[pin] = field
+        if pin in STRAPPING:
+            self.warnings.append("%s: GPIO%d is a %s" % (field, pin, STRAPPING[pin]))
+        if pin in SERIAL:
+            self.warnings.append("%s: GPIO%d is %s" % (field, pin, SERIAL[pin]))
+        return pin
+
+
+def _parse_input(pins, signal, spec):
+    field = "inputs." + signal
+    if _is_int(spec):
+        spec = {"pin": spec}
+    _need_obj(spec, field, "a GPIO number or {pin, pull, invert}")
+    _known(spec, field, _INPUT_FIELDS)
+    if "pin" not in spec:
+        raise ConfigError(field + ".pin", "missing: the GPIO number of %s" % signal)
+    pull = spec.get("pull", "up")
+    if pull not in PULLS:
+        raise ConfigError(field + ".pull", "must be one of %s, got %r" % (_choices(PULLS), pull))
+    invert = spec.get("invert", False)
+    if invert is not True and invert is not False:
+        raise ConfigError(field + ".invert", "must be true or false, got %r" % (invert,))
+    pin = pins.take(field, spec["pin"], False)
+    if pin >= _FIRST_INPUT_ONLY and pull != "none":
+        raise ConfigError(field + ".pull", "GPIO%d (the %s input) has no internal pull "
+                          "resistor (GPIO34-39): set pull to none and fit an external "
+                          "one" % (pin, signal))
+    return (signal, pin, pull, invert)
+
+
+def _parse_output(pins, signal, spec):
+    field = "outputs." + signal
+    if isinstance(spec, dict):
+        _known(spec, field, ("pin",))
+        if "pin" not in spec:
+            raise ConfigError(field + ".pin", "missing: the GPIO number of %s" % signal)
+        spec = spec["pin"]
+    return pins.take(field, spec, True)
+
+
+def _int_in(obj, key, field, low, high, default):
+    value = obj.get(key, default)
+    if not _is_int(value) or not low <= value <= high:
+        raise ConfigError(field, "must be an integer from %d to %d, got %r" % (low, high, value))
+    return value
+
+
+def _parse_lamps(pins, obj):
+    _need_obj(obj, "lamps", "bus hc595 or neopixel and its pins")
+    bus = obj.get("bus")
+    if bus not in LAMP_BUSES:
+        raise ConfigError("lamps.bus", "must be one of %s, got %r" % (_choices(LAMP_BUSES), bus))
+    if bus == "hc595":
+        _known(obj, "lamps", _HC595_FIELDS)
+        spi = obj.get("spi", 2)
+        if spi not in SPI_IDS or not _is_int(spi):
+            raise ConfigError("lamps.spi", "must be 1 (HSPI) or 2 (VSPI), got %r" % (spi,))
+        lamps = {"bus": bus, "spi": spi}
+        for key in _HC595_PINS:
+            if key not in obj:
+                raise ConfigError("lamps." + key, "missing: the 74HC595 chain needs sck "
+                                  "(SRCLK), mosi (SER) and latch (RCLK)")
+            lamps[key] = pins.take("lamps." + key, obj[key], True)
+        lamps["oe"] = pins.take("lamps.oe", obj["oe"], True) if obj.get("oe") is not None \
+            else None
+        lamps["miso"] = pins.take("lamps.miso", obj["miso"], False) \
+            if obj.get("miso") is not None else None
+        lamps["baudrate"] = _int_in(obj, "baudrate", "lamps.baudrate", 1000, 20000000,
+                                    1000000)
+        return lamps
+    _known(obj, "lamps", _NEOPIXEL_FIELDS)
+    if "pin" not in obj:
+        raise ConfigError("lamps.pin", "missing: the WS2812 strip's data pin")
+    pin = pins.take("lamps.pin", obj["pin"], True)
+    if "count" not in obj:
+        raise ConfigError("lamps.count", "missing: the number of pixels on the strip")
+    count = _int_in(obj, "count", "lamps.count", 1, 1024, 0)
+    colour = obj.get("colour", [255, 255, 255])
+    if not isinstance(colour, list) or len(colour) not in (3, 4) or \
+            not all(_is_int(v) and 0 <= v <= 255 for v in colour):
+        raise ConfigError("lamps.colour", "must be [r, g, b] or [r, g, b, w], each 0..255, "
+                          "got %r" % (colour,))
+    return {"bus": bus, "pin": pin, "count": count, "colour": tuple(colour)}
+
+
+def _parse_reader(pins, obj):
+    _need_obj(obj, "reader", "uart, tx, rx, baudrate")
+    _known(obj, "reader", _READER_FIELDS)
+    uart = obj.get("uart", 2)
+    if uart not in UART_IDS or not _is_int(uart):
+        raise ConfigError("reader.uart", "must be 1 or 2 (UART0 is the REPL), got %r" % (uart,))
+    for key in ("tx", "rx"):
+        if key not in obj:
+            raise ConfigError("reader." + key, "missing: the dice reader's UART needs tx and rx")
+    tx = pins.take("reader.tx", obj["tx"], True)
+    rx = pins.take("reader.rx", obj["rx"], False)
+    baud = _int_in(obj, "baudrate", "reader.baudrate", 1200, 1000000, 9600)
+    return {"uart": uart, "tx": tx, "rx": rx, "baudrate": baud}
+
+
+def _parse_timers(obj, outputs):
+    if obj is None:
+        obj = _DEFAULT_TIMERS
+    _need_obj(obj, "timers", "output: hardware timer id")
+    _known(obj, "timers", TIMER_USERS)
+    timers = {}
+    seen = {}  # type: dict
+    for user in TIMER_USERS:
+        tid = obj.get(user, _DEFAULT_TIMERS[user])
+        field = "timers." + user
+        if not _is_int(tid) or tid not in TIMER_IDS:
+            raise ConfigError(field, "must be a hardware timer id 0..3, got %r" % (tid,))
+        if user in outputs:
+            if tid in seen:
+                raise ConfigError(field, "timer %d is already the hard off of %s"
+                                  % (tid, seen[tid]))
+            seen[tid] = user
+        timers[user] = tid
+    return timers
+
+
+def _parse_timings(obj):
+    if obj is None:
+        obj = {}
+    _need_obj(obj, "timings", "name: milliseconds")
+    _known(obj, "timings", sorted(TIMINGS))
+    t = {}
+    for name in sorted(TIMINGS):
+        default, low, high = TIMINGS[name]
+        t[name] = _int_in(obj, name, "timings." + name, low, high, default)
+    if t["chatter_window_ms"] <= t["debounce_ms"]:
+        raise ConfigError("timings.chatter_window_ms", "must be longer than debounce_ms (%d)"
+                          % t["debounce_ms"])
+    if t["pulse_on_ms"] > t["max_on_ms"]:
+        raise ConfigError("timings.pulse_on_ms", "%d is longer than max_on_ms (%d), the "
+                          "coil's hard limit" % (t["pulse_on_ms"], t["max_on_ms"]))
+    if t["pulse_off_ms"] < t["rest_ms"]:
+        raise ConfigError("timings.pulse_off_ms", "%d is shorter than rest_ms (%d), the "
+                          "coil's minimum rest" % (t["pulse_off_ms"], t["rest_ms"]))
+    if t["hold_percent"]:
+        if t["hold_percent"] < 5:
+            raise ConfigError("timings.hold_percent", "must be 0 (no hold) or 5..95")
+        if not 0 < t["pull_in_ms"] < t["pulse_on_ms"]:
+            raise ConfigError("timings.pull_in_ms", "must be 1..%d (less than pulse_on_ms) "
+                              "with a hold duty" % (t["pulse_on_ms"] - 1))
+    elif t["pull_in_ms"]:
+        raise ConfigError("timings.pull_in_ms", "needs hold_percent: without a hold the "
+                          "coil is at full duty for the whole pulse")
+    return t
+
+
+def parse_board(obj):
+    """Validates a decoded board file; returns a Board or raises ConfigError."""
+    _need_obj(obj, "board", "a board file")
+    _known(obj, "", _FIELDS)
+    for key in _REQUIRED:
+        if key not in obj:
+            raise ConfigError(key, "missing")
+    name = obj["name"]
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError("name", "must be a non-empty string")
+    desc = obj.get("description", "")
+    if not isinstance(desc, str):
+        raise ConfigError("description", "must be a string")
+    mcu = obj.get("mcu", "esp32")
+    if mcu != "esp32":
+        raise ConfigError("mcu", "only esp32 (the classic ESP32) is supported, got %r" % (mcu,))
+    ins = _need_obj(obj["inputs"], "inputs", "signal: pin")
+    outs = _need_obj(obj["outputs"], "outputs", "signal: pin")
+    _known(ins, "inputs", INPUT_SIGNALS)
+    _known(outs, "outputs", OUTPUT_SIGNALS)
+    for signal in INPUT_SIGNALS:
+        if signal not in ins:
+            raise ConfigError("inputs." + signal, "missing: every table input needs a pin")
+    for signal in REQUIRED_OUTPUTS:
+        if signal not in outs:
+            raise ConfigError("outputs." + signal, "missing: every table needs it")
+    pins = _Pins()
+    inputs = []
+    for signal in INPUT_SIGNALS:
+        inputs.append(_parse_input(pins, signal, ins[signal]))
+    outputs = {}
+    for signal in OUTPUT_SIGNALS:
+        if signal in outs:
+            outputs[signal] = _parse_output(pins, signal, outs[signal])
+    lamps = _parse_lamps(pins, obj["lamps"])
+    reader = _parse_reader(pins, obj["reader"]) if obj.get("reader") is not None else None
+    timers = _parse_timers(obj.get("timers"), outputs)
+    timings = _parse_timings(obj.get("timings"))
+    b = Board()
+    b.name = name
+    b.description = desc
+    b.inputs = tuple(inputs)
+    b.outputs = outputs
+    b.lamps = lamps
+    b.reader = reader
+    b.timers = timers
+    b.timings = timings
+    b.pins = pins.used
+    b.warnings = pins.warnings
+    return b
+
+
+def check_shaker(board, shaker):
+    """Refuses a board that lacks the output the table's shaker type needs."""
+    if shaker not in SHAKER_OUTPUT:
+        raise ConfigError("shaker", "unknown shaker type %r" % (shaker,))
+    need = SHAKER_OUTPUT[shaker]
+    if need is not None and need not in board.outputs:
+        raise ConfigError("outputs." + need, "missing: the table's shaker is %s" % shaker)
