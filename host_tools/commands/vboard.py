@@ -1,0 +1,34 @@
+"""`sicbo vboard`: a virtual ESP32 (the MicroPython unix port behind a pty) with
+the simulated table, for mpremote, deploy and the tests. See host_tools/vboard.py."""
+
+import os
+
+from host_tools import REPO
+from host_tools.cli import UsageError
+
+NAME = "vboard"
+HELP = "run a virtual board: the MicroPython unix port behind a pty, with the simulated table"
+
+
+def add_arguments(parser):
+    parser.add_argument("--folder", metavar="DIR", default=os.path.join(REPO, "build", "vboard"),
+                        help="run folder: fs/ is the board's filesystem, tty links to the "
+                             "serial port, the table's sockets live here (default: build/vboard)")
+    parser.add_argument("--board", metavar="FILE",
+                        help="board file (pin map) for the simulated table")
+    parser.add_argument("--link", metavar="PATH",
+                        help="stable link to the serial port (default: DIR/tty)")
+    parser.add_argument("--heap", default="110k",
+                        help="interpreter heap, as micropython -X heapsize= (default: 110k, "
+                             "an ESP32 without PSRAM)")
+
+
+def run(args):
+    from host_tools.vboard import run_foreground
+
+    if args.board and not os.path.isfile(args.board):
+        raise UsageError("no board file %s" % args.board)
+    try:
+        return run_foreground(args.folder, board=args.board, link=args.link, heap=args.heap)
+    except (OSError, RuntimeError, ValueError) as e:
+        raise UsageError("cannot start the virtual board: %s" % e) from None

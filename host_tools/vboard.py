@@ -1,0 +1,654 @@
+"""The virtual board: the real MicroPython unix port behind a pseudo-terminal.
+
+mpremote (unmodified) talks to it exactly as to an ESP32 on a USB serial port:
+
+    host tool --- outer pty (slave = the "serial port") --- relay --- inner pty --- interpreter
+
+The relay (a thread of this process) copies bytes both ways and makes the unix
+port look like a board:
+
+* The inner pty is raw except ISIG: a Ctrl-C typed while code runs interrupts
+  it (the interpreter's own REPL turns ISIG off while it waits for input, so an
+  idle Ctrl-C stays a byte, as on a board). Output keeps its bytes (no
+  ``\\r\\r\\n``), and a lone ``\\n`` becomes ``\\r\\n`` as a board's stdout does.
+* Every start of the interpreter runs a small boot script (written to the run
+  folder, never into the board's filesystem) that mounts the board folder as
+  ``/`` (``vfs.VfsPosix``), mounts ``sim/`` read-only at ``/.frozen`` (the
+  simulated ``machine`` and ``neopixel``, standing in for the board's frozen
+  and built-in modules), sets ``sys.path`` to ``['', '.frozen', '/lib',
+  '/.frozen']`` and ``sys.argv`` to ``[]``, runs ``boot.py`` and, unless this is a
+  raw-REPL soft reset, ``main.py``; then the REPL starts.
+* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``); the relay
+  prints ``MPY: soft reboot`` and starts it again, in the raw REPL without
+  running main.py if it was in the raw REPL (what mpremote does first), or
+  in the friendly REPL after main.py otherwise.
+* Hard reset: ``machine.reset()`` of sim/machine.py ends the interpreter with
+  exit status ``RESET_EXIT`` (also given to it as ``SICBO_VBOARD_RESET_EXIT``);
+  the relay restarts it as at power-on (boot.py, then main.py). A crash of the
+  interpreter (killed by a signal) is treated the same way, as a board's panic
+  reboot.
+* Power cut (``VirtualBoard.power_cut()``): the interpreter is killed, the port
+  stays silent and drops input until ``power_on()``.
+
+The host process also owns the simulated table (host_tools/simtable.py,
+``TableServer``): it listens on ``wire.sock`` and ``control.sock`` in the run
+folder and survives the interpreter's restarts, as a table survives a board
+reset. The interpreter finds it through ``SICBO_SIM_WIRE``.
+
+Run folder layout (``--folder``): ``fs/`` the board's filesystem, ``tty`` a
+stable link to the serial port, ``wire.sock``/``control.sock``, ``_vboot.py``.
+"""
+
+import errno
+import fcntl
+import json
+import os
+import queue
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import termios
+import threading
+import tty
+
+from host_tools import REPO
+
+SIM_DIR = os.path.join(REPO, "sim")
+DEFAULT_HEAP = "110k"
+# Exit status by which the interpreter asks for a hard reset (machine.reset()).
+RESET_EXIT = 233
+RAW_HEADER = b"raw REPL; CTRL-B to exit\r\n"
+SOFT_REBOOT = b"MPY: soft reboot\r\n"
+_MARK = b"\x1b_vboard:"
+_MARK_END = b"\x1b\\"
+
+# Start kinds of the interpreter.
+POWER_ON = "hard"        # power-on or hard reset: boot.py, main.py, friendly REPL
+SOFT_FRIENDLY = "soft"   # soft reset from the friendly REPL: boot.py, main.py
+SOFT_RAW = "raw"         # soft reset from the raw REPL: boot.py only, back in the raw REPL
+
+# The boot script (MicroPython). Names are prefixed so that they do not clash
+# with what boot.py/main.py define in the same (__main__) namespace, and are
+# deleted before the REPL starts.
+_BOOT_SCRIPT = r'''
+def _vb_setup():
+    import sys, os, vfs
+    kind, root, frozen = sys.argv[1], sys.argv[2], sys.argv[3]
+    vfs.umount('/')
+    vfs.mount(vfs.VfsPosix(root), '/')
+    if frozen:
+        vfs.mount(vfs.VfsPosix(frozen), '/.frozen', readonly=True)
+    os.chdir('/')
+    sys.path[:] = ['', '.frozen', '/lib', '/.frozen']
+    sys.argv[:] = []
+    return kind
+
+
+def _vb_run(name):
+    import os, sys
+    try:
+        os.stat(name)
+    except OSError:
+        return
+    try:
+        execfile(name, globals())
+    except SystemExit as e:
+        code = e.args[0] if e.args else 0
+        if not isinstance(code, int):
+            code = 1
+        sys.stdout.write('\x1b_vboard:exit:%d\x1b\\' % (code & 255))
+        import time
+        while True:
+            time.sleep(1)
+    except BaseException as e:
+        sys.print_exception(e)
+
+
+def _vb_main():
+    import sys, gc
+    kind = _vb_setup()
+    _vb_run('boot.py')
+    if kind != 'raw':
+        _vb_run('main.py')
+    gc.collect()
+    sys.stdout.write('\x1b_vboard:ready\x1b\\')
+
+
+_vb_main()
+del _vb_setup, _vb_run, _vb_main
+'''
+
+
+def micropython_command():
+    """The unix port's command: $SICBO_MICROPYTHON, or the venv's console script."""
+    env = os.environ.get("SICBO_MICROPYTHON")
+    if env:
+        return [env]
+    exe = os.path.join(os.path.dirname(sys.executable), "micropython")
+    if os.path.exists(exe):
+        return [exe]
+    found = shutil.which("micropython")
+    if found:
+        return [found]
+    raise RuntimeError("the MicroPython unix port (micropython) is not installed")
+
+
+def _set_raw(fd, isig):
+    tty.setraw(fd)
+    attrs = termios.tcgetattr(fd)
+    if isig:
+        attrs[3] |= termios.ISIG
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+def _take_controlling_tty():  # runs in the child between fork and exec
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _load_board(board):
+    if board is None or isinstance(board, dict):
+        return board
+    with open(board, encoding="utf-8") as f:
+        return json.load(f)
+
+
+class _NewlineFilter:
+    """Turns a lone \\n into \\r\\n, across chunk boundaries."""
+
+    def __init__(self):
+        self.last = b""
+
+    def __call__(self, data):
+        if not data:
+            return data
+        out = bytearray()
+        prev = self.last
+        start = 0
+        i = data.find(b"\n")
+        while i >= 0:
+            before = data[i - 1:i] if i > 0 else prev
+            out += data[start:i]
+            out += b"\n" if before == b"\r" else b"\r\n"
+            start = i + 1
+            i = data.find(b"\n", start)
+        out += data[start:]
+        self.last = data[-1:]
+        return bytes(out)
+
+
+class VirtualBoard:
+    """A virtual ESP32: the unix port behind a pty, plus the simulated table.
+
+        with VirtualBoard(folder) as vb:
+            subprocess.run(["mpremote", "connect", vb.port, "exec", "print(1)"])
+
+    Attributes after start(): ``port`` (the stable link, or the pty path),
+    ``pty`` (/dev/pts/N), ``fs`` (the board's filesystem folder), ``control``
+    and ``wire`` (the table's sockets, None without a table), ``boots``
+    (interpreter starts so far), ``pid`` (the interpreter's, None when off).
+    """
+
+    def __init__(self, folder, board=None, link=None, heap=DEFAULT_HEAP, frozen=SIM_DIR,
+                 table=True, log=None, command=None):
+        self.folder = os.path.abspath(folder)
+        self.fs = os.path.join(self.folder, "fs")
+        self.link = os.path.abspath(link) if link else os.path.join(self.folder, "tty")
+        self.board = _load_board(board)
+        self.heap = heap
+        self.frozen = frozen if frozen and os.path.isdir(frozen) else ""
+        self.want_table = table
+        self.log = log  # callable(str) for events, or None
+        self.command = command or micropython_command()
+        self.control = self.wire = None
+        self.table = None
+        self.pty = None
+        self.port = None
+        self.boots = 0
+        self.crashes = 0
+        self._child = None
+        self._thread = None
+        self._cmds = queue.Queue()
+        self._ready = threading.Event()
+        self._stopped = threading.Event()
+        self._outer_master = self._outer_slave = None
+        self._wake_r = self._wake_w = None
+
+    # -- public API ---------------------------------------------------------
+    def start(self, timeout=10):
+        os.makedirs(self.fs, exist_ok=True)
+        self._boot_script = os.path.join(self.folder, "_vboot.py")
+        with open(self._boot_script, "w", encoding="utf-8") as f:
+            f.write(_BOOT_SCRIPT)
+        self._start_table()
+        self._outer_master, self._outer_slave = os.openpty()
+        _set_raw(self._outer_slave, isig=False)
+        os.set_blocking(self._outer_master, False)
+        self.pty = os.ttyname(self._outer_slave)
+        try:
+            if os.path.islink(self.link) or os.path.exists(self.link):
+                os.remove(self.link)
+            os.symlink(self.pty, self.link)
+            self.port = self.link
+        except OSError as e:
+            self._event("cannot make the link %s: %s" % (self.link, e))
+            self.port = self.pty
+        self._wake_r, self._wake_w = os.pipe()
+        self._stopped.clear()
+        self._relay = _Relay(self)
+        self._thread = threading.Thread(target=self._relay.run, name="vboard-relay", daemon=True)
+        self._thread.start()
+        self._command("power_on")
+        if timeout:
+            self.wait_ready(timeout)
+        return self
+
+    def wait_ready(self, timeout=10):
+        """Wait until the interpreter has finished booting (boot.py, main.py
+        if it returns) and its REPL is up. Returns False on timeout."""
+        return self._ready.wait(timeout)
+
+    def power_cut(self):
+        """Kill the interpreter abruptly, as a power cut: nothing is flushed,
+        the port stays silent until power_on()."""
+        self._command("power_cut")
+
+    def power_on(self, timeout=10):
+        """Start the interpreter again as at power-on (boot.py, main.py)."""
+        self._ready.clear()
+        self._command("power_on")
+        if timeout:
+            self.wait_ready(timeout)
+
+    def restart(self, timeout=10):
+        """A power cycle: power_cut() then power_on()."""
+        self.power_cut()
+        self.power_on(timeout)
+
+    @property
+    def pid(self):
+        c = self._child
+        return c.pid if c is not None and c.poll() is None else None
+
+    def stop(self):
+        if self._thread is None:
+            return
+        self._command("stop")
+        self._thread.join(10)
+        self._thread = None
+        for fd in (self._outer_master, self._outer_slave, self._wake_r, self._wake_w):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._outer_master = self._outer_slave = self._wake_r = self._wake_w = None
+        if self.table is not None:
+            try:
+                self.table.stop()
+            finally:
+                self.table = None
+        try:
+            if os.path.islink(self.link) and os.readlink(self.link) == self.pty:
+                os.remove(self.link)
+        except OSError:
+            pass
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    # -- internals ----------------------------------------------------------
+    def _event(self, text):
+        if self.log:
+            self.log(text)
+
+    def _command(self, name):
+        done = threading.Event()
+        self._cmds.put((name, done))
+        try:
+            os.write(self._wake_w, b"!")
+        except (OSError, TypeError):
+            return
+        if threading.current_thread() is not self._thread:
+            done.wait(10)
+
+    def _start_table(self):
+        if not self.want_table:
+            return
+        try:
+            from host_tools.simtable import TableServer
+        except ImportError:
+            # TODO(integration): host_tools/simtable.py not written yet.
+            self._event("no simulated table (host_tools.simtable not available)")
+            return
+        self.table = TableServer(self.folder, self.board)
+        self.table.start()
+        self.wire = os.path.join(self.folder, "wire.sock")
+        self.control = os.path.join(self.folder, "control.sock")
+
+    def _spawn(self, kind):
+        master, slave = os.openpty()
+        _set_raw(slave, isig=True)
+        env = dict(os.environ)
+        env.pop("MICROPYPATH", None)
+        env["SICBO_VBOARD_RESET_EXIT"] = str(RESET_EXIT)
+        if self.wire:
+            env["SICBO_SIM_WIRE"] = self.wire
+        else:
+            env.pop("SICBO_SIM_WIRE", None)
+        args = self.command + ["-X", "heapsize=%s" % self.heap, "-i", self._boot_script,
+                               kind, self.fs, self.frozen]
+        try:
+            child = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave,
+                                     cwd=self.folder, env=env, close_fds=True,
+                                     start_new_session=True, preexec_fn=_take_controlling_tty)
+        finally:
+            os.close(slave)
+        os.set_blocking(master, False)
+        self.boots += 1
+        return child, master
+
+
+class _Relay:
+    """The relay loop (one thread): owns both pty masters and the interpreter."""
+
+    OFF, BOOT, HIDE, RUN = "off", "boot", "hide", "run"
+
+    def __init__(self, vb):
+        self.vb = vb
+        self.state = self.OFF
+        self.kind = None
+        self.child = None
+        self.inner = None
+        self.to_child = bytearray()
+        self.to_host = bytearray()
+        self.pending = bytearray()   # host input held while the board boots
+        self.carry = b""             # a possible partial marker/header
+        self.tail = b""              # recent output, for the REPL mode
+        self.raw_mode = False
+        self.nl = _NewlineFilter()
+        self.expect_exit = False
+
+    # ---- output to the host ----
+    def emit(self, data):
+        if not data:
+            return
+        data = self.nl(data)
+        self.to_host += data
+        if len(self.to_host) > (1 << 20):  # nobody is reading: drop the oldest
+            del self.to_host[:len(self.to_host) - (1 << 20)]
+        window = self.tail + data
+        r = window.rfind(RAW_HEADER)
+        f = window.rfind(b"\n>>> ")
+        if r >= 0 or f >= 0:
+            self.raw_mode = r > f
+        self.tail = window[-40:]
+
+    # ---- the interpreter ----
+    def spawn(self, kind):
+        self.kind = kind
+        self.vb._ready.clear()
+        self.child, self.inner = self.vb._spawn(kind)
+        self.vb._child = self.child
+        self.state = self.BOOT
+        self.carry = b""
+        self.to_child = bytearray()
+        self.expect_exit = False
+
+    def kill(self):
+        if self.child is None:
+            return
+        try:
+            os.killpg(self.child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.child.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        self.close_inner()
+
+    def close_inner(self):
+        if self.inner is not None:
+            try:
+                os.close(self.inner)
+            except OSError:
+                pass
+        self.inner = None
+        self.child = None
+        self.vb._child = None
+        self.to_child = bytearray()
+
+    def from_child(self, data):
+        data = self.carry + data
+        self.carry = b""
+        while data:
+            if self.state == self.BOOT:
+                i = data.find(_MARK)
+                if i < 0:
+                    keep = _partial_suffix(data, _MARK)
+                    self.emit(data[:len(data) - keep])
+                    self.carry = data[len(data) - keep:]
+                    return
+                j = data.find(_MARK_END, i)
+                if j < 0:
+                    self.emit(data[:i])
+                    self.carry = data[i:]
+                    return
+                self.emit(data[:i])
+                what = data[i + len(_MARK):j]
+                data = data[j + len(_MARK_END):]
+                if what == b"ready":
+                    self.booted()
+                elif what.startswith(b"exit:"):
+                    # sys.exit() in boot.py/main.py: the unix port would go on
+                    # to the REPL (-i), a board resets.
+                    self.expect_exit = True
+                    code = int(what[5:] or b"0")
+                    self.kill()
+                    self.after_exit(code)
+                    return
+            elif self.state == self.HIDE:
+                i = data.find(RAW_HEADER)
+                if i < 0:
+                    keep = _partial_suffix(data, RAW_HEADER)
+                    self.carry = data[len(data) - keep:]
+                    return
+                data = data[i + len(RAW_HEADER):]
+                self.emit(RAW_HEADER)
+                self.go_run()
+            else:
+                self.emit(data)
+                return
+
+    def booted(self):
+        if self.kind == SOFT_RAW:
+            self.state = self.HIDE
+            self.to_child += b"\x01"
+        else:
+            self.go_run()
+
+    def go_run(self):
+        self.state = self.RUN
+        self.to_child += self.pending
+        self.pending = bytearray()
+        self.vb._ready.set()
+
+    def after_exit(self, code):
+        """The interpreter ended by itself with `code` (returncode)."""
+        if code == RESET_EXIT:
+            self.vb._event("hard reset (machine.reset)")
+            self.spawn(POWER_ON)
+        elif code < 0:
+            self.vb.crashes += 1
+            self.vb._event("interpreter killed by signal %d: rebooting" % -code)
+            self.spawn(POWER_ON)
+        else:
+            raw = self.raw_mode
+            self.emit(SOFT_REBOOT)
+            self.spawn(SOFT_RAW if raw else SOFT_FRIENDLY)
+
+    def child_gone(self):
+        # Read what is left, then restart the way a board would.
+        if self.inner is not None:
+            while True:
+                try:
+                    data = os.read(self.inner, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.from_child(data)
+                if self.child is None:
+                    return
+        if self.child is None:
+            return
+        code = self.child.wait()
+        self.close_inner()
+        self.after_exit(code)
+
+    # ---- host input ----
+    def from_host(self, data):
+        if self.state == self.OFF:
+            return
+        if self.state == self.RUN or (self.state == self.BOOT and self.kind != SOFT_RAW):
+            self.to_child += data
+        else:
+            self.pending += data
+
+    # ---- loop ----
+    def run(self):
+        vb = self.vb
+        om = vb._outer_master
+        try:
+            while True:
+                if self.handle_commands():
+                    break
+                rl = [om, vb._wake_r]
+                wl = []
+                if self.inner is not None:
+                    rl.append(self.inner)
+                    if self.to_child:
+                        wl.append(self.inner)
+                if self.to_host:
+                    wl.append(om)
+                try:
+                    r, w, _ = select.select(rl, wl, [], 0.1)
+                except InterruptedError:
+                    continue
+                if vb._wake_r in r:
+                    os.read(vb._wake_r, 512)
+                if om in r:
+                    try:
+                        data = os.read(om, 65536)
+                    except OSError:
+                        data = b""
+                    if data:
+                        self.from_host(data)
+                if self.inner is not None and self.inner in r:
+                    try:
+                        data = os.read(self.inner, 65536)
+                    except OSError as e:
+                        if e.errno not in (errno.EIO, errno.EAGAIN):
+                            raise
+                        data = b"" if e.errno == errno.EIO else None
+                    if data:
+                        self.from_child(data)
+                    elif data is not None:
+                        self.child_gone()
+                if self.inner is not None and self.inner in w and self.to_child:
+                    try:
+                        n = os.write(self.inner, self.to_child)
+                        del self.to_child[:n]
+                    except BlockingIOError:
+                        pass
+                    except OSError:
+                        self.to_child = bytearray()
+                if om in w and self.to_host:
+                    try:
+                        n = os.write(om, self.to_host)
+                        del self.to_host[:n]
+                    except BlockingIOError:
+                        pass
+                if self.child is not None and self.child.poll() is not None:
+                    self.child_gone()
+        finally:
+            self.kill()
+            vb._stopped.set()
+
+    def handle_commands(self):
+        stop = False
+        while True:
+            try:
+                name, done = self.vb._cmds.get_nowait()
+            except queue.Empty:
+                return stop
+            if name == "power_cut":
+                self.kill()
+                self.state = self.OFF
+                self.pending = bytearray()
+                self.raw_mode = False
+                self.vb._ready.clear()
+            elif name == "power_on":
+                if self.child is None:
+                    self.raw_mode = False
+                    self.spawn(POWER_ON)
+                elif self.state == self.RUN:
+                    self.vb._ready.set()
+            elif name == "stop":
+                self.kill()
+                self.state = self.OFF
+                stop = True
+            done.set()
+
+
+def _partial_suffix(data, marker):
+    """Length of the longest suffix of data that is a proper prefix of marker."""
+    n = min(len(marker) - 1, len(data))
+    while n > 0:
+        if data.endswith(marker[:n]):
+            return n
+        n -= 1
+    return 0
+
+
+def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.stdout):
+    """`sicbo vboard`: start, print where to connect, run until Ctrl-C/SIGTERM."""
+    stop = threading.Event()
+
+    def log(text):
+        print("vboard: %s" % text, file=sys.stderr, flush=True)
+
+    def on_signal(signum, frame):
+        stop.set()
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
+    vb = VirtualBoard(folder, board=board, link=link, heap=heap, log=log)
+    try:
+        vb.start()
+        print("virtual board on %s" % vb.pty, file=out)
+        print("  port link:   %s" % vb.port, file=out)
+        print("  filesystem:  %s" % vb.fs, file=out)
+        if vb.control:
+            print("  table:       %s (control), %s (wire)" % (vb.control, vb.wire), file=out)
+        else:
+            print("  table:       none (host_tools.simtable not available)", file=out)
+        print("  connect:     mpremote connect %s" % vb.port, file=out)
+        print("Ctrl-C stops it.", file=out, flush=True)
+        while not stop.wait(0.5):
+            pass
+    finally:
+        vb.stop()
+        for s, h in old.items():
+            signal.signal(s, h)
+    return 0
+
+
+__all__ = ["VirtualBoard", "RESET_EXIT", "run_foreground", "micropython_command"]
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run_foreground(sys.argv[1] if len(sys.argv) > 1 else "build/vboard"))

@@ -1,0 +1,218 @@
+"""The virtual board, driven by the real, unmodified mpremote CLI."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from host_tools import REPO
+from host_tools.vboard import RESET_EXIT, VirtualBoard
+
+MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
+
+MAIN_PY = "f = open('/runs.txt', 'a')\nf.write('main\\n')\nf.close()\n"
+BOOT_PY = "f = open('/boots.txt', 'a')\nf.write('boot\\n')\nf.close()\n"
+
+
+def mpr(vb, *args, check=True, timeout=20):
+    r = subprocess.run([MPREMOTE, "connect", vb.port, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    if check and r.returncode:
+        raise AssertionError("mpremote %s: %s%s" % (args, r.stdout, r.stderr))
+    return r
+
+
+def lines(vb, name):
+    try:
+        with open(os.path.join(vb.fs, name)) as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return []
+
+
+def wait_for(pred, timeout=10):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()
+
+
+@pytest.fixture(scope="module")
+def vb(tmp_path_factory):
+    board = VirtualBoard(str(tmp_path_factory.mktemp("vboard")))
+    with board:
+        yield board
+
+
+def clean(vb):
+    for name in ("main.py", "boot.py", "runs.txt", "boots.txt"):
+        try:
+            os.remove(os.path.join(vb.fs, name))
+        except FileNotFoundError:
+            pass
+
+
+def test_exec_path_heap_and_filesystem_root(vb):
+    out = mpr(vb, "exec", "import sys, os, gc; gc.collect(); "
+                          "print(sys.path, os.getcwd(), sys.argv, sys.implementation.name, "
+                          "gc.mem_free() + gc.mem_alloc())").stdout
+    assert "['', '.frozen', '/lib', '/.frozen'] / [] micropython" in out
+    total = int(out.split()[-1])
+    assert 100_000 < total < 120_000  # an ESP32-sized heap
+    assert os.path.realpath(vb.port) == vb.pty
+
+
+def test_fs_cp_ls_cat_and_sha256(vb, tmp_path):
+    src = tmp_path / "hello.txt"
+    src.write_text("hello\nboard\n")
+    mpr(vb, "fs", "mkdir", ":lib")
+    mpr(vb, "fs", "cp", str(src), ":lib/hello.txt")
+    assert (open(os.path.join(vb.fs, "lib", "hello.txt")).read()) == "hello\nboard\n"
+    assert "hello.txt" in mpr(vb, "fs", "ls", ":lib").stdout
+    assert mpr(vb, "fs", "cat", ":lib/hello.txt").stdout.replace("\r", "") == "hello\nboard\n"
+    back = tmp_path / "back.txt"
+    mpr(vb, "fs", "cp", ":lib/hello.txt", str(back))
+    assert back.read_text() == "hello\nboard\n"
+    # a module on /lib imports as on the board
+    (tmp_path / "mod_x.py").write_text("V = 42\n")
+    mpr(vb, "fs", "cp", str(tmp_path / "mod_x.py"), ":lib/mod_x.py")
+    assert mpr(vb, "exec", "import mod_x; print(mod_x.V * 2)").stdout.strip() == "84"
+    mpr(vb, "fs", "rm", "-r", ":lib")
+    assert not os.path.exists(os.path.join(vb.fs, "lib"))
+
+
+def test_sim_is_importable_but_not_writable(vb):
+    if not os.path.exists(os.path.join(REPO, "sim", "machine.py")):
+        pytest.skip("sim/machine.py not written yet")
+    out = mpr(vb, "exec", "import machine; print(machine.__file__)").stdout
+    assert "/.frozen/machine.py" in out
+    r = mpr(vb, "exec", "open('/.frozen/x.py', 'w')", check=False)
+    assert r.returncode != 0 and "OSError" in r.stdout + r.stderr
+
+
+def test_soft_reset_runs_boot_but_not_main(vb, tmp_path):
+    clean(vb)
+    (tmp_path / "main.py").write_text(MAIN_PY)
+    (tmp_path / "boot.py").write_text(BOOT_PY)
+    mpr(vb, "fs", "cp", str(tmp_path / "boot.py"), ":boot.py")
+    mpr(vb, "fs", "cp", str(tmp_path / "main.py"), ":main.py")
+    boots = len(lines(vb, "boots.txt"))
+    mpr(vb, "soft-reset")
+    mpr(vb, "exec", "print(1)")
+    assert lines(vb, "runs.txt") == []
+    assert len(lines(vb, "boots.txt")) >= boots + 2  # boot.py on every start
+    clean(vb)
+
+
+def test_hard_reset_runs_main(vb, tmp_path):
+    clean(vb)
+    (tmp_path / "main.py").write_text(MAIN_PY)
+    mpr(vb, "fs", "cp", str(tmp_path / "main.py"), ":main.py")
+    assert lines(vb, "runs.txt") == []
+    # the relay's contract: exit status RESET_EXIT is machine.reset()
+    mpr(vb, "exec", "--no-follow", "import sys; sys.exit(%d)" % RESET_EXIT)
+    assert wait_for(lambda: lines(vb, "runs.txt") == ["main"])
+    assert vb.wait_ready(10)
+    mpr(vb, "exec", "print(1)")  # mpremote gets in again
+    assert lines(vb, "runs.txt") == ["main"]
+    clean(vb)
+
+
+def test_mpremote_reset_runs_main(vb, tmp_path):
+    machine_py = os.path.join(REPO, "sim", "machine.py")
+    if not os.path.exists(machine_py) or "def reset" not in open(machine_py).read():
+        pytest.skip("sim/machine.py has no reset() yet")
+    clean(vb)
+    (tmp_path / "main.py").write_text(MAIN_PY)
+    mpr(vb, "fs", "cp", str(tmp_path / "main.py"), ":main.py")
+    mpr(vb, "reset")
+    assert wait_for(lambda: lines(vb, "runs.txt") == ["main"])
+    clean(vb)
+
+
+def test_running_main_is_interrupted_by_mpremote(vb, tmp_path):
+    clean(vb)
+    (tmp_path / "main.py").write_text(MAIN_PY + "import time\nwhile True:\n    time.sleep_ms(10)\n")
+    mpr(vb, "fs", "cp", str(tmp_path / "main.py"), ":main.py")
+    vb.restart(timeout=0)  # power cycle: main.py starts and never returns
+    assert wait_for(lambda: lines(vb, "runs.txt") == ["main"])
+    assert not vb.wait_ready(0.3)
+    assert mpr(vb, "exec", "print(6 * 7)").stdout.strip() == "42"
+    clean(vb)
+
+
+def test_power_cut_and_restart(vb, tmp_path):
+    clean(vb)
+    pid = vb.pid
+    assert pid
+    vb.power_cut()
+    assert vb.pid is None
+    assert not os.path.exists("/proc/%d" % pid) or _zombie(pid)
+    # (mpremote would wait 10 s for an answer that never comes: not tried here)
+    with open(os.path.join(vb.fs, "main.py"), "w") as f:
+        f.write(MAIN_PY)
+    vb.power_on()
+    assert lines(vb, "runs.txt") == ["main"]
+    assert vb.pid and vb.pid != pid
+    assert mpr(vb, "exec", "print(2)").stdout.strip() == "2"
+    clean(vb)
+
+
+def _zombie(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _interpreters(folder):
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if (folder.encode() + b"/_vboot.py") in cmd and not _zombie(int(d)):
+            found.append(int(d))
+    return found
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_cli_stops_cleanly(tmp_path, sig):
+    folder = str(tmp_path / "vb")
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools", "vboard", "--folder", folder],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: os.path.islink(os.path.join(folder, "tty"))
+                        and _interpreters(folder), 15)
+        r = subprocess.run([MPREMOTE, "connect", os.path.join(folder, "tty"), "exec", "print(5)"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.stdout.strip() == "5"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "mpremote connect" in out
+    assert _interpreters(folder) == []
+    assert not os.path.lexists(os.path.join(folder, "tty"))
+
+
+def test_api_stop_leaves_no_process(tmp_path):
+    vb = VirtualBoard(str(tmp_path / "vb2"))
+    with vb:
+        pid = vb.pid
+        assert pid and os.path.exists("/proc/%d" % pid)
+    assert _interpreters(vb.folder) == []
+    assert not os.path.lexists(vb.link)
