@@ -1,0 +1,131 @@
+# The codes shared by the round machine (round.py), the journal (journal.py),
+# game recall (recall.py) and the shell (app): events in, commands out,
+# journal record types, round states, and the messages shown to the dealer and
+# the technician. Plain integer constants, so that the hot path compares small
+# ints and allocates nothing.
+
+from micropython import const
+
+# ---- Events: RoundMachine.handle(ev, arg, now, wall) -------------------------
+EV_COVER_ON = const(1)  # cover put on the dome (sensor cover 0 -> 1)
+EV_COVER_OFF = const(2)  # cover lifted
+EV_CLASP_L_ON = const(3)  # left clasp fastened
+EV_CLASP_L_OFF = const(4)  # left clasp opened
+EV_CLASP_R_ON = const(5)
+EV_CLASP_R_OFF = const(6)
+EV_SHAKE = const(7)  # handle sensor (manual) or the dealer's shake key
+EV_BELL = const(8)  # dealer keys
+EV_VOID = const(9)
+EV_PAYOUT = const(10)
+EV_CONFIRM = const(11)
+EV_FACE = const(12)  # arg: the face 1..6
+EV_SUPERVISOR_ON = const(13)  # key switch turned on
+EV_SUPERVISOR_OFF = const(14)
+EV_TIMER = const(15)  # the timer asked for by C_TIMER may have expired
+EV_FAULT = const(16)  # arg: sensor id S_* that chattered beyond its limit
+# Dice from the optional reader come through RoundMachine.reader_dice().
+
+# Sensor ids (EV_FAULT argument, alarm detail).
+S_COVER = const(1)
+S_CLASP_L = const(2)
+S_CLASP_R = const(3)
+S_SHAKE = const(4)
+S_KEYS = const(5)
+S_SUPERVISOR = const(6)
+S_READER = const(7)
+
+# ---- Commands: (code, a, b, c) in RoundMachine.cmds -------------------------
+C_LAMPS = const(1)  # shift out RoundMachine.frame (the whole lamp frame)
+C_SOLENOID = const(2)  # a pulses, b on ms, c off ms
+C_SOLENOID_STOP = const(3)
+C_SHAKER = const(4)  # electric shaker: run a ms
+C_SHAKER_STOP = const(5)
+C_BELL = const(6)  # ring a ms
+C_SHOW = const(7)  # a message code M_*, b detail (see TEXT)
+C_TIMER = const(8)  # call handle(EV_TIMER) a ms from now
+C_TIMER_CANCEL = const(9)
+
+# ---- Round states -------------------------------------------------------------
+ST_IDLE = const(0)  # waiting for cover on, clasps fastened, shake
+ST_SHAKING = const(1)
+ST_OPEN = const(2)  # betting open, place-bets lamp lit
+ST_CLOSED = const(3)  # bell rung, betting closed, cover still on
+ST_RESULT = const(4)  # cover off: result entry (or void)
+ST_PAYING = const(5)  # result confirmed, winning areas lit
+ST_HOLD = const(6)  # dealer and reader disagree: supervisor decides
+
+# ---- Journal record types (journal.py) -----------------------------------------
+J_BOOT = const(1)  # the controller started (boot count in the header)
+J_ROUND = const(2)  # a round started: shake begun. p0 shaker (0 solenoid 1 electric 2 manual)
+J_OPEN = const(3)  # betting opened
+J_BELL = const(4)  # bell: betting closed
+J_COVER_OFF = const(5)  # cover lifted: result entry
+J_RESULT = const(6)  # p0..p2 dice, p3 source (0 dealer, 1 supervisor decision)
+J_CORRECTION = const(7)  # p0..p2 old dice, p3..p5 new dice (supervisor key)
+J_VOID = const(8)  # p0 void reason V_*, p1 void policy (0 bets stay, 1 players choose)
+J_PAYOUT = const(9)  # payout complete: round closed
+J_ALARM = const(10)  # p0 message code, p1 detail
+J_VIOLATION = const(11)  # p0 message code
+J_REFUSED = const(12)  # p0 message code, p1 detail
+J_HOLD = const(13)  # p0..p2 dealer dice, p3..p5 reader dice
+J_READER = const(14)  # p0..p2 dice read by the reader for this round
+J_SUPERVISOR = const(15)  # p0 1 key on, 0 key off
+J_RESUME = const(16)  # p0 state resumed in, p1 state before the cut
+J_ALARM_CLEAR = const(17)  # supervisor acknowledged the alarm
+J_METERS = const(18)  # meters checkpoint (recall.py), variable payload
+
+# Void reasons (J_VOID p0). 1..3 are the dealer's reason keys (Art. 3.3).
+V_STACKED = const(1)
+V_LEANING = const(2)
+V_OTHER = const(3)
+V_TAMPER = const(4)  # cover or clasp opened between shake and bell
+V_POWER = const(5)  # power cut before the bell, resume policy 'void'
+V_FAULT = const(6)  # sensor fault between shake and bell
+
+# ---- Messages (C_SHOW a; J_ALARM/J_REFUSED/J_VIOLATION p0); texts in texts.py ----
+M_NONE = const(0)
+M_WAIT_COVER = const(1)
+M_READY = const(2)
+M_SHAKING = const(3)
+M_PLACE_BETS = const(4)
+M_BETS_CLOSED = const(5)
+M_ENTER_DICE = const(6)
+M_DICE_SO_FAR = const(7)  # detail: faces entered so far (RoundMachine.entry)
+M_PAYING = const(8)
+M_ROUND_DONE = const(9)
+M_VOID_BETS_STAY = const(10)
+M_VOID_PLAYERS_CHOOSE = const(11)
+M_VOID_REASON = const(12)
+M_VOID_CANCELLED = const(13)
+M_CORRECTED = const(14)
+M_HOLD = const(15)
+M_RESUMED = const(16)  # detail: state
+M_ALARM_CLEARED = const(17)
+M_SUPERVISOR_ON = const(18)
+M_SUPERVISOR_OFF = const(19)
+M_READER_OK = const(20)
+# Refusals, alarms and violations from here on.
+R_COVER_NOT_ON = const(32)
+R_CLASP_OPEN = const(33)  # detail: 1 left, 2 right, 3 both
+R_TAMPER_COVER = const(34)
+R_TAMPER_CLASP = const(35)  # detail: 1 left, 2 right
+R_DICE_NOT_NOW = const(36)
+R_DICE_RANGE = const(37)  # detail: the bad value (0..255)
+R_COVER_BEFORE_PAYOUT = const(38)
+R_PAYOUT_PENDING = const(39)
+R_SECOND_RESULT = const(40)
+R_VOID_NOT_NOW = const(41)
+R_VOID_REASON = const(42)
+R_INCOMPLETE = const(43)
+R_NEED_SUPERVISOR = const(44)
+R_SENSOR_FAULT = const(45)  # detail: sensor id
+R_FAULT_ACTIVE = const(46)
+R_KEY_NOT_NOW = const(47)
+R_READER_ROUND = const(48)
+R_POWER_CUT = const(49)
+R_SAME_RESULT = const(50)
+R_READER_MISMATCH = const(51)
+
+def is_refusal(code):
+    """Refusals, alarms and violations (as opposed to information)."""
+    return code >= R_COVER_NOT_ON
