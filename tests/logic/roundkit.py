@@ -48,18 +48,21 @@ class Rig:
         self.now = 1000
         self.wall = wall
         self.last = []  # commands of the last event
-        self.log = []  # every command
         self.recs = []  # records of the last event
+        self.raw = b""  # their bytes
+        self.keep = True  # keep every record in self.journal
 
     def _drain(self, n):
         self.recs = []
+        self.raw = b""
         if self.m.rec_len:
             data = bytes(self.m.records())
-            self.journal.extend(data)
+            if self.keep:
+                self.journal.extend(data)
+            self.raw = data
             self.recs = journal.records(data)
         self.last = self.m.commands()
         assert len(self.last) == n
-        self.log.extend(self.last)
         return self.last
 
     def ev(self, code, arg=0, dt=10):
@@ -142,3 +145,25 @@ def replay_of(data, cfg=None):
     rp = journal.Replay()
     rp.feed(data)
     return rp
+
+
+def tmpdir(name):
+    """A fresh, empty folder under /tmp for this test (no tempfile, no os.path
+    on MicroPython)."""
+    import os
+
+    path = "/tmp/sicbo-test-" + name
+    try:
+        os.mkdir(path)
+    except OSError:
+        for f in os.listdir(path):
+            os.remove(path + "/" + f)
+    return path
+
+
+def rmdir(path):
+    import os
+
+    for f in os.listdir(path):
+        os.remove(path + "/" + f)
+    os.rmdir(path)

@@ -1,0 +1,167 @@
+# The journal on the board's filesystem: the thin I/O shell around the pure
+# record format of sicbo/journal.py (docs/journal.md).
+#
+# Segments are files <folder>/j<8-digit number>.log, appended to in order.
+# append() writes then flushes before returning: the caller acts on an event
+# only after its records are on flash. Rotation starts a new segment once the
+# current one holds segment_bytes, and deletes the oldest segments beyond
+# max_segments, but never one holding records of the unfinished round (the
+# caller passes keep_seq, the sequence number of that round's first record),
+# and never the newest segment that has records. Every boot starts a new
+# segment, so a record torn by a power cut stays at the end of its segment.
+#
+# Only open/read/write/flush and os.listdir/stat/remove/mkdir: the same code
+# runs on the unix port and on the ESP32's littlefs.
+
+import os
+
+_PREFIX = "j"
+_SUFFIX = ".log"
+
+
+def _number(name):
+    if not (name.startswith(_PREFIX) and name.endswith(_SUFFIX)):
+        return -1
+    digits = name[len(_PREFIX):-len(_SUFFIX)]
+    if len(digits) != 8:
+        return -1
+    for ch in digits:
+        if ch < "0" or ch > "9":
+            return -1
+    return int(digits)
+
+
+def _first_seq(data):
+    """Sequence number of the first valid record in data, 0 if none."""
+    from sicbo.journal import Scanner
+
+    for rec in Scanner().scan(data):
+        return rec.seq
+    return 0
+
+
+class JournalStore:
+    def __init__(self, folder, segment_bytes=4096, max_segments=4):
+        self.folder = folder
+        self.segment_bytes = segment_bytes
+        self.max_segments = max(2, max_segments)
+        try:
+            os.mkdir(folder)
+        except OSError:
+            pass  # already there
+        self.segs = []  # [[number, first seq (0: no record yet)], ...] oldest first
+        for name in os.listdir(folder):
+            n = _number(name)
+            if n >= 0:
+                self.segs.append([n, -1])  # first seq read lazily
+        self.segs.sort()
+        self.f = None
+        self.size = 0
+        self.appends = 0
+        self.bytes_written = 0
+        self.deleted = 0
+
+    def path(self, n):
+        return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
+
+    def read_segment(self, n):
+        try:
+            with open(self.path(n), "rb") as f:
+                return f.read()
+        except OSError:
+            return b""
+
+    def segments(self):
+        """Segment numbers, oldest first."""
+        return [s[0] for s in self.segs]
+
+    def read_all(self):
+        """Yield the bytes of every segment, oldest first (boot, recall)."""
+        for s in self.segs:
+            data = self.read_segment(s[0])
+            if s[1] < 0:
+                s[1] = _first_seq(data)
+            yield data
+
+    def boot(self, replay, recall=None):
+        """Feed every segment to a journal.Replay (and a recall.Recall, if
+        given) in order, then open a new segment for this boot's records."""
+        for data in self.read_all():
+            replay.feed(data)
+            if recall is not None:
+                recall.feed(data)
+        self.rotate(replay.open_seq)
+        return replay
+
+    def _open_new(self, first=b""):
+        if self.f is not None:
+            self.f.close()
+            self.f = None
+        n = self.segs[-1][0] + 1 if self.segs else 1
+        self.f = open(self.path(n), "wb")
+        self.segs.append([n, 0])
+        self.size = 0
+        if first:
+            self._write(first)
+
+    def _write(self, data):
+        f = self.f
+        f.write(data)
+        f.flush()
+        seg = self.segs[-1]
+        if seg[1] <= 0 and len(data) >= 8:
+            seg[1] = data[4] | (data[5] << 8) | (data[6] << 16) | (data[7] << 24)
+        self.size += len(data)
+        self.bytes_written += len(data)
+
+    def append(self, data, keep_seq=0):
+        """Write sealed records (bytes or memoryview) and flush. keep_seq: the
+        sequence number of the unfinished round's first record (0: none)."""
+        if self.f is None:
+            self._open_new()
+        self._write(data)
+        self.appends += 1
+        if self.size >= self.segment_bytes:
+            self.rotate(keep_seq)
+
+    def rotate(self, keep_seq=0, first=b""):
+        """Start a new segment (its first bytes: `first`, e.g. a meters
+        checkpoint record) and delete what may be deleted."""
+        self._open_new(first)
+        self.prune(keep_seq)
+
+    def prune(self, keep_seq=0):
+        segs = self.segs
+        # The newest segment that has records is never deleted.
+        newest = len(segs) - 1
+        while newest > 0 and segs[newest][1] == 0:
+            newest -= 1
+        while len(segs) > self.max_segments and newest > 0:
+            nxt = segs[1]
+            if nxt[1] < 0:
+                nxt[1] = _first_seq(self.read_segment(nxt[0]))
+            # All of segs[0]'s records come before nxt's first one: deletable
+            # unless the unfinished round started inside segs[0].
+            if keep_seq and (nxt[1] <= 0 or nxt[1] > keep_seq):
+                break
+            try:
+                os.remove(self.path(segs[0][0]))
+            except OSError:
+                pass
+            segs.pop(0)
+            self.deleted += 1
+            newest -= 1
+
+    def total_bytes(self):
+        total = 0
+        for s in self.segs:
+            try:
+                total += os.stat(self.path(s[0]))[6]
+            except OSError:
+                pass
+        return total
+
+    def close(self):
+        if self.f is not None:
+            self.f.close()
+            self.f = None

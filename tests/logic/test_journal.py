@@ -1,0 +1,148 @@
+# The journal's record format, the scanner (torn and corrupted records) and
+# the store's rotation on a real folder.
+import os
+
+from journal_store import JournalStore
+from roundkit import Rig, replay_of, rmdir, tmpdir
+
+from sicbo import events as E
+from sicbo import journal
+
+
+def test_record_layout():
+    data = journal.encode(E.J_RESULT, 7, 3, 2, 12345, 820000000, bytes([1, 2, 3, 0, 0, 0, 0, 0]))
+    assert len(data) == journal.REC_LEN == 36
+    assert data[0] == 0xA5 and data[1] == E.J_RESULT and data[2] == 36 and data[3] == 0
+    assert data[4:8] == b"\x07\x00\x00\x00" and data[8:12] == b"\x03\x00\x00\x00"
+    assert data[12:14] == b"\x02\x00" and data[14:16] == b"\x01\x00"
+    rec = journal.records(data)[0]
+    assert (rec.type, rec.seq, rec.round, rec.boot, rec.ticks, rec.wall) == (
+        E.J_RESULT, 7, 3, 2, 12345, 820000000)
+    assert rec.dice() == (1, 2, 3)
+
+
+def test_wall_clock_absent_is_flagged_not_guessed():
+    rec = journal.records(journal.encode(E.J_BOOT, 1, 0, 1, 5, None))[0]
+    assert rec.wall is None
+    assert journal.records(journal.encode(E.J_BOOT, 1, 0, 1, 5, 0))[0].wall == 0
+
+
+def test_crc_covers_every_byte():
+    data = journal.encode(E.J_BELL, 1, 1, 1, 1, None, bytes(8))
+    for i in range(len(data)):
+        bad = bytearray(data)
+        bad[i] ^= 0x01
+        assert journal.records(bytes(bad)) == [], i
+
+
+def _rounds(n):
+    r = Rig()
+    for k in range(n):
+        r.round(1 + k % 6, 2, 3)
+    return r
+
+
+def test_torn_last_record_is_discarded_at_every_cut():
+    data = bytes(_rounds(2).journal)
+    whole = journal.records(data)
+    last = whole[-1].offset
+    for cut in range(last, len(data)):
+        sc = journal.Scanner()
+        got = list(sc.scan(data[:cut]))
+        assert len(got) == len(whole) - 1
+        assert sc.torn_bytes == cut - last and sc.corrupt_bytes == 0
+        if cut > last:
+            assert sc.torn_segments == 1
+
+
+def test_corruption_in_the_middle_skips_only_that_record():
+    data = bytearray(_rounds(3).journal)
+    whole = journal.records(bytes(data))
+    victim = whole[5]
+    data[victim.offset + 10] ^= 0xFF
+    sc = journal.Scanner()
+    got = list(sc.scan(bytes(data)))
+    assert [x.seq for x in got] == [x.seq for x in whole if x.seq != victim.seq]
+    assert sc.corrupt_bytes == journal.REC_LEN and sc.torn_bytes == 0
+
+
+def test_garbage_between_records_is_skipped():
+    data = bytes(_rounds(1).journal)
+    mixed = data[:72] + b"\xa5\x00garbage\xa5" + data[72:]
+    sc = journal.Scanner()
+    assert len(list(sc.scan(mixed))) == len(journal.records(data))
+    assert sc.corrupt_bytes == 10
+
+
+def test_replay_ignores_duplicated_records():
+    data = bytes(_rounds(2).journal)
+    rp = replay_of(data + data)
+    assert rp.duplicates == len(journal.records(data)) and rp.round == 2
+    assert rp.state == E.ST_IDLE
+
+
+def test_store_append_flush_and_read_back():
+    d = tmpdir("store")
+    st = JournalStore(d, segment_bytes=4096)
+    r = _rounds(2)
+    st.append(bytes(r.journal))
+    st.close()
+    st2 = JournalStore(d)
+    assert b"".join(st2.read_all()) == bytes(r.journal)
+    rmdir(d)
+
+
+def test_store_boot_starts_a_new_segment_after_a_torn_tail():
+    d = tmpdir("boot")
+    st = JournalStore(d)
+    r = _rounds(1)
+    st.append(bytes(r.journal) + b"\xa5\x06\x24\x00\x09")  # a torn record
+    st.close()
+    st2 = JournalStore(d)
+    rp = st2.boot(journal.Replay())
+    assert rp.scanner.torn_bytes == 5 and rp.round == 1
+    assert len(st2.segments()) == 2
+    st2.append(journal.encode(E.J_BOOT, rp.seq + 1, 1, 1, 0, None, bytes(8)))
+    st2.close()
+    rp2 = JournalStore(d).boot(journal.Replay())
+    assert rp2.seq == rp.seq + 1 and rp2.scanner.records == rp.scanner.records + 1
+    rmdir(d)
+
+
+def _drive(st, r, code, arg=0, dt=10):
+    r.ev(code, arg, dt)
+    # Rig already took the records; write them to the store as the shell would.
+    if r.raw:
+        st.append(r.raw, r.m.open_seq)
+
+
+def test_rotation_bounds_size_and_keeps_the_unfinished_round():
+    d = tmpdir("rot")
+    st = JournalStore(d, segment_bytes=200, max_segments=3)
+    r = Rig()
+    r.keep = False
+    for k in range(20):
+        for code in (E.EV_COVER_ON, E.EV_CLASP_L_ON, E.EV_CLASP_R_ON, E.EV_SHAKE):
+            _drive(st, r, code)
+        _drive(st, r, E.EV_TIMER, 0, 5000)
+        if k == 19:
+            # The last round stays open across many more rotations.
+            for _ in range(30):
+                _drive(st, r, E.EV_SUPERVISOR_ON)
+                _drive(st, r, E.EV_SUPERVISOR_OFF)
+            break
+        for code in (E.EV_BELL, E.EV_COVER_OFF):
+            _drive(st, r, code)
+        for f in (1, 2, 3):
+            _drive(st, r, E.EV_FACE, f)
+        _drive(st, r, E.EV_CONFIRM)
+        _drive(st, r, E.EV_PAYOUT)
+        assert len(st.segments()) <= 3
+    assert len(st.segments()) > 3  # held back by the open round
+    assert st.deleted > 0
+    st.close()
+    rp = JournalStore(d, segment_bytes=200, max_segments=3).boot(journal.Replay())
+    assert rp.round == 20 and rp.state == E.ST_OPEN and rp.open_seq > 0
+    names = os.listdir(d)
+    assert len(names) == len(st.segments()) + 1
+    rmdir(d)
