@@ -106,6 +106,8 @@ class JournalStore:
 
     def _write(self, data):
         f = self.f
+        if f is None:
+            raise OSError("journal segment not open")
         f.write(data)
         f.flush()
         seg = self.segs[-1]
