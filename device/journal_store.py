@@ -41,8 +41,11 @@ def _first_seq(data):
 
 
 class JournalStore:
-    def __init__(self, folder, segment_bytes=4096, max_segments=4):
+    def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None):
+        # checkpoint: None, or a callable returning the sealed record(s) that
+        # start each segment opened by rotation (recall.checkpoint: meters).
         self.folder = folder
+        self.checkpoint = checkpoint
         self.segment_bytes = segment_bytes
         self.max_segments = max(2, max_segments)
         try:
@@ -90,7 +93,11 @@ class JournalStore:
             replay.feed(data)
             if recall is not None:
                 recall.feed(data)
-        self.rotate(replay.open_seq)
+        self._open_new()
+        if self.checkpoint is None:
+            # With checkpoints, only a segment that starts with one allows
+            # older segments (and the meters they count) to go.
+            self.prune(replay.open_seq)
         return replay
 
     def _open_new(self, first=b""):
@@ -127,8 +134,10 @@ class JournalStore:
             self.rotate(keep_seq)
 
     def rotate(self, keep_seq=0, first=b""):
-        """Start a new segment (its first bytes: `first`, e.g. a meters
-        checkpoint record) and delete what may be deleted."""
+        """Start a new segment (its first bytes: `first`, or what the checkpoint
+        callable returns) and delete what may be deleted."""
+        if not first and self.checkpoint is not None:
+            first = self.checkpoint()
         self._open_new(first)
         self.prune(keep_seq)
 

@@ -41,9 +41,9 @@ class Rig:
     """A round machine driven like the shell drives it: records written to an
     in-memory journal before the commands are collected."""
 
-    def __init__(self, cfg=None, wall=None, **kw):
+    def __init__(self, cfg=None, wall=None, machine=None, **kw):
         self.cfg = cfg if cfg is not None else make_cfg()
-        self.m = RoundMachine(self.cfg, **kw)
+        self.m = machine if machine is not None else RoundMachine(self.cfg, **kw)
         self.journal = bytearray()
         self.now = 1000
         self.wall = wall
@@ -51,6 +51,7 @@ class Rig:
         self.recs = []  # records of the last event
         self.raw = b""  # their bytes
         self.keep = True  # keep every record in self.journal
+        self.sink = None  # or a callable given every event's record bytes
 
     def _drain(self, n):
         self.recs = []
@@ -61,6 +62,8 @@ class Rig:
                 self.journal.extend(data)
             self.raw = data
             self.recs = journal.records(data)
+            if self.sink is not None:
+                self.sink(data)
         self.last = self.m.commands()
         assert len(self.last) == n
         return self.last

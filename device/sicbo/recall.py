@@ -1,0 +1,216 @@
+# Game recall (the last 10 rounds) and meters, both rebuilt from the journal:
+# feed it every segment at boot (JournalStore.boot(replay, recall)) and every
+# record the round machine writes afterwards (Recall.feed(m.records())).
+#
+# Meters: rounds started, paid, voids (and per void reason), alarms,
+# violations, corrections, refusals, holds, wins per lamp channel (an area's
+# win is counted when its round is paid, on the effective result after any
+# correction). A J_METERS record (written at the head of a new journal
+# segment, see checkpoint()) carries the meters as of its sequence number, so
+# rotation that deletes old segments loses no count.
+
+import struct
+
+from micropython import const
+
+from sicbo import events as E
+from sicbo import journal
+
+RECALL_ROUNDS = const(10)
+_COUNTERS = ("rounds", "paid", "voids", "alarms", "violations", "corrections",
+             "refusals", "holds")
+_NCOUNT = const(8)
+
+
+class RoundInfo:
+    """One round as the journal tells it. Times: (boot, ticks, wall or None)."""
+
+    def __init__(self, rec):
+        self.round = rec.round
+        self.shaker = rec.p(0)
+        self.started = (rec.boot, rec.ticks, rec.wall)
+        self.bell = None
+        self.result_time = None
+        self.ended = None
+        self.dice = None  # the effective result
+        self.first_dice = None  # the result first confirmed (if corrected)
+        self.corrections = []  # [(old dice, new dice, time)]
+        self.reader = None
+        self.hold = None  # (dealer dice, reader dice)
+        self.void_reason = 0  # V_*; 0 if not void
+        self.void_policy = 0
+        self.alarms = []  # [message code]
+        self.violations = 0
+        self.status = "open"  # open, paying, paid, void
+
+    def winning_areas(self, table):
+        """[(area code, odds)] of the effective result; [] if none."""
+        if self.dice is None:
+            return []
+        from sicbo import areas
+
+        return [(areas.CODES[a], o) for a, o in table.winning_areas(*self.dice)]
+
+
+class Meters:
+    def __init__(self, channels):
+        self.counts = [0] * _NCOUNT
+        self.void_reasons = [0] * 8
+        self.wins = [0] * channels  # per lamp channel (status channels stay 0)
+
+    def get(self, name):
+        return self.counts[_COUNTERS.index(name)]
+
+    def add(self, name, n=1):
+        self.counts[_COUNTERS.index(name)] += n
+
+    def as_dict(self, table=None):
+        d = {}  # type: dict
+        for i in range(_NCOUNT):
+            d[_COUNTERS[i]] = self.counts[i]
+        d["void_reasons"] = list(self.void_reasons)
+        if table is not None:
+            wins = {}
+            for c in range(len(self.wins)):
+                name = table.cfg.lamp_order[c]
+                if name is not None and c not in table.status_channel.values():
+                    wins[name] = self.wins[c]
+            d["wins"] = wins
+        return d
+
+    def payload(self):
+        """The meters as a J_METERS payload (u32 counters, u32 void reasons,
+        u16 channel count, u32 wins per channel)."""
+        n = len(self.wins)
+        buf = bytearray(4 * _NCOUNT + 4 * 8 + 2 + 4 * n)
+        for i in range(_NCOUNT):
+            struct.pack_into("<I", buf, 4 * i, self.counts[i])
+        for i in range(8):
+            struct.pack_into("<I", buf, 4 * _NCOUNT + 4 * i, self.void_reasons[i])
+        off = 4 * _NCOUNT + 32
+        struct.pack_into("<H", buf, off, n)
+        for c in range(n):
+            struct.pack_into("<I", buf, off + 2 + 4 * c, self.wins[c])
+        return bytes(buf)
+
+    def load(self, payload):
+        off = 4 * _NCOUNT + 32
+        if len(payload) < off + 2:
+            return False
+        n = struct.unpack_from("<H", payload, off)[0]
+        if n != len(self.wins) or len(payload) < off + 2 + 4 * n:
+            return False  # another table's checkpoint: ignored
+        for i in range(_NCOUNT):
+            self.counts[i] = struct.unpack_from("<I", payload, 4 * i)[0]
+        for i in range(8):
+            self.void_reasons[i] = struct.unpack_from("<I", payload, 4 * _NCOUNT + 4 * i)[0]
+        for c in range(n):
+            self.wins[c] = struct.unpack_from("<I", payload, off + 2 + 4 * c)[0]
+        return True
+
+
+class Recall:
+    def __init__(self, table, keep=RECALL_ROUNDS):
+        self.table = table
+        self.keep = keep
+        self.rounds = []  # RoundInfo, oldest first, at most keep
+        self.meters = Meters(table.channels)
+        self.seq = 0
+        self.scanner = journal.Scanner()
+        self.checkpoints = 0
+
+    def feed(self, data):
+        """Feed journal bytes (a segment at boot, or m.records() live)."""
+        for rec in self.scanner.scan(data):
+            self.apply(rec)
+
+    def current(self, rid):
+        for info in self.rounds:
+            if info.round == rid:
+                return info
+        return None
+
+    def apply(self, rec):
+        if rec.seq <= self.seq:
+            return  # a duplicate: never counted twice
+        self.seq = rec.seq
+        t = rec.type
+        mt = self.meters
+        when = (rec.boot, rec.ticks, rec.wall)
+        if t == E.J_METERS:
+            if mt.load(rec.payload):
+                self.checkpoints += 1
+            return
+        if t == E.J_ROUND:
+            self.rounds.append(RoundInfo(rec))
+            if len(self.rounds) > self.keep:
+                self.rounds.pop(0)
+            mt.add("rounds")
+            return
+        if t == E.J_REFUSED:
+            mt.add("refusals")
+        info = self.current(rec.round)
+        if t == E.J_ALARM:
+            mt.add("alarms")
+            if info is not None:
+                info.alarms.append(rec.p(0))
+        elif t == E.J_VIOLATION:
+            mt.add("violations")
+            if info is not None:
+                info.violations += 1
+        elif t == E.J_VOID:
+            mt.add("voids")
+            mt.void_reasons[rec.p(0) & 7] += 1
+        elif t == E.J_CORRECTION:
+            mt.add("corrections")
+        elif t == E.J_HOLD:
+            mt.add("holds")
+        if info is None:
+            return
+        if t == E.J_BELL:
+            info.bell = when
+        elif t == E.J_RESULT:
+            info.dice = rec.dice()
+            info.first_dice = info.dice
+            info.result_time = when
+            info.status = "paying"
+        elif t == E.J_CORRECTION:
+            info.corrections.append((rec.dice(0), rec.dice(3), when))
+            info.dice = rec.dice(3)
+            info.status = "paying"
+        elif t == E.J_READER:
+            info.reader = rec.dice()
+        elif t == E.J_HOLD:
+            info.hold = (rec.dice(0), rec.dice(3))
+        elif t == E.J_VOID:
+            info.void_reason = rec.p(0)
+            info.void_policy = rec.p(1)
+            info.status = "void"
+            info.ended = when
+        elif t == E.J_PAYOUT:
+            info.status = "paid"
+            info.ended = when
+            mt.add("paid")
+            if info.dice is not None:
+                row = self.table.settle(*info.dice)
+                n = len(row)
+                for c in range(self.table.channels):
+                    if (row[n - 1 - (c >> 3)] >> (c & 7)) & 1:
+                        mt.wins[c] += 1
+
+    def last(self, n=RECALL_ROUNDS):
+        """The last n rounds, newest first."""
+        out = self.rounds[-n:]
+        out.reverse()
+        return out
+
+
+def checkpoint(machine, recall, now, wall=None):
+    """A sealed J_METERS record with the machine's next sequence number: the
+    first bytes of a new journal segment (JournalStore(checkpoint=...)).
+    Allocates; called at rotation only."""
+    machine.seq += 1
+    rec = journal.encode(E.J_METERS, machine.seq, machine.round, machine.boot, now, wall,
+                         recall.meters.payload())
+    recall.seq = machine.seq  # its counts already include everything before it
+    return rec

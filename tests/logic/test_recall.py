@@ -1,0 +1,106 @@
+# Game recall (last 10 rounds) and meters, rebuilt from the journal, also
+# across rotation with meters checkpoints.
+from journal_store import JournalStore
+from roundkit import Rig, rmdir, tmpdir
+
+from sicbo import events as E
+from sicbo import journal
+from sicbo.recall import Recall, checkpoint
+
+
+def _session():
+    r = Rig(wall=820000000)
+    r.round(1, 2, 3)  # round 1
+    r.void_round(2)  # round 2: leaning
+    r.to_result()  # round 3: corrected
+    r.enter(1, 1, 2)
+    r.ev(E.EV_SUPERVISOR_ON)
+    r.enter(1, 1, 3)
+    r.ev(E.EV_SUPERVISOR_OFF)
+    r.ev(E.EV_COVER_ON)  # violation
+    r.ev(E.EV_PAYOUT)
+    r.ev(E.EV_COVER_OFF)
+    r.to_open()  # round 4: tamper
+    r.ev(E.EV_COVER_OFF)
+    return r
+
+
+def test_recall_rounds_with_dice_voids_corrections_and_times():
+    r = _session()
+    rc = Recall(r.m.table)
+    rc.feed(bytes(r.journal))
+    last = rc.last()
+    assert [x.round for x in last] == [4, 3, 2, 1]
+    r4, r3, r2, r1 = last
+    assert r1.status == "paid" and r1.dice == (1, 2, 3)
+    assert ("SMALL", 1) in r1.winning_areas(r.m.table)
+    assert ("SINGLE_2", 1) in r1.winning_areas(r.m.table)
+    assert r2.status == "void" and r2.void_reason == E.V_LEANING and r2.dice is None
+    assert r2.winning_areas(r.m.table) == []
+    assert r3.first_dice == (1, 1, 2) and r3.dice == (1, 1, 3)
+    assert len(r3.corrections) == 1 and r3.corrections[0][:2] == ((1, 1, 2), (1, 1, 3))
+    assert r3.violations == 1 and r3.status == "paid"
+    assert r4.status == "void" and r4.void_reason == E.V_TAMPER
+    assert r4.alarms == [E.R_TAMPER_COVER]
+    boot, ticks, wall = r1.started
+    assert boot == 0 and wall == 820000000 and ticks > 0
+    assert r1.ended[1] > ticks and r1.result_time is not None
+
+
+def test_meters_count_rounds_voids_alarms_violations_and_wins():
+    r = _session()
+    rc = Recall(r.m.table)
+    rc.feed(bytes(r.journal))
+    d = rc.meters.as_dict(r.m.table)
+    assert d["rounds"] == 4 and d["paid"] == 2 and d["voids"] == 2
+    assert d["alarms"] == 1 and d["violations"] == 1 and d["corrections"] == 1
+    assert d["void_reasons"][E.V_LEANING] == 1 and d["void_reasons"][E.V_TAMPER] == 1
+    wins = d["wins"]
+    assert wins["SMALL"] == 2 and wins["SINGLE_1"] == 2 and wins["SINGLE_3"] == 2
+    assert wins["DOUBLE_1"] == 1 and wins["SINGLE_2"] == 1  # corrected result counts
+    assert wins["BIG"] == 0 and "PAYING" not in wins
+
+
+def test_recall_keeps_only_the_last_ten_rounds():
+    r = Rig()
+    for k in range(13):
+        r.round(1 + k % 6, 3, 5)
+    rc = Recall(r.m.table)
+    rc.feed(bytes(r.journal))
+    assert [x.round for x in rc.last()] == list(range(13, 3, -1))
+    assert rc.meters.get("rounds") == 13 and rc.meters.get("paid") == 13
+
+
+def test_recall_and_replay_ignore_duplicates_and_torn_tail():
+    r = _session()
+    data = bytes(r.journal)
+    rc = Recall(r.m.table)
+    rc.feed(data)
+    rc.feed(data[:-5])
+    assert rc.meters.get("rounds") == 4 and rc.meters.get("paid") == 2
+
+
+def test_meters_survive_rotation_through_checkpoints():
+    d = tmpdir("recall")
+    r = Rig()
+    r.keep = False
+    rc = Recall(r.m.table)
+    st = JournalStore(d, segment_bytes=300, max_segments=2,
+                      checkpoint=lambda: checkpoint(r.m, rc, r.now))
+
+    def sink(data):
+        rc.feed(data)  # meters first: a checkpoint written by append includes them
+        st.append(data, r.m.open_seq)
+
+    r.sink = sink
+    for k in range(12):
+        r.round(6, 5, 1 + k % 6)
+    st.close()
+    assert st.deleted > 0
+    rc2 = Recall(r.m.table)
+    rp = JournalStore(d, segment_bytes=300, max_segments=2).boot(journal.Replay(), rc2)
+    assert rc2.checkpoints >= 1
+    assert rc2.meters.get("paid") == 12 and rc2.meters.counts == rc.meters.counts
+    assert rc2.meters.wins == rc.meters.wins
+    assert rp.seq == r.m.seq and rp.state == E.ST_IDLE and rp.round == 12
+    rmdir(d)
