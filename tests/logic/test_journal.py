@@ -146,3 +146,28 @@ def test_rotation_bounds_size_and_keeps_the_unfinished_round():
     names = os.listdir(d)
     assert len(names) == len(st.segments()) + 1
     rmdir(d)
+
+
+def test_store_power_cut_inside_the_last_records_on_disk():
+    d = tmpdir("cut")
+    r = _rounds(2)
+    data = bytes(r.journal)
+    recs = journal.records(data)
+    start = recs[-3].offset
+    for cut in range(start, len(data) + 1, 5):
+        for name in os.listdir(d):
+            os.remove(d + "/" + name)
+        st = JournalStore(d)
+        st.append(data[:cut])
+        st.close()
+        st = JournalStore(d)
+        rp = st.boot(journal.Replay())
+        whole = [x for x in recs if x.offset + x.length <= cut]
+        assert rp.seq == whole[-1].seq and rp.scanner.records == len(whole)
+        # The next boot's records land in a new segment and replay after the tear.
+        st.append(journal.encode(E.J_BOOT, rp.seq + 1, rp.round, rp.boot + 1, 0, None,
+                                 bytes(8)))
+        st.close()
+        rp2 = JournalStore(d).boot(journal.Replay())
+        assert rp2.seq == rp.seq + 1 and rp2.boot == rp.boot + 1
+    rmdir(d)
