@@ -13,7 +13,8 @@ port look like a board:
   ``\\r\\r\\n``), and a lone ``\\n`` becomes ``\\r\\n`` as a board's stdout does.
 * Every start of the interpreter runs a small boot script (written to the run
   folder, never into the board's filesystem) that mounts the board folder as
-  ``/`` (``vfs.VfsPosix``), mounts ``sim/`` read-only at ``/.frozen`` (the
+  ``/`` (``vfs.VfsPosix``, with ``rename`` of two absolute paths fixed: the
+  unix port's fails with ENOENT), mounts ``sim/`` read-only at ``/.frozen`` (the
   simulated ``machine`` and ``neopixel``, standing in for the board's frozen
   and built-in modules), sets ``sys.path`` to ``['', '.frozen', '/lib',
   '/.frozen']`` and ``sys.argv`` to ``[]``, runs ``boot.py`` and, unless this is a
@@ -27,8 +28,10 @@ port look like a board:
   the relay restarts it as at power-on (boot.py, then main.py). A crash of the
   interpreter (killed by a signal) is treated the same way, as a board's panic
   reboot.
-* Power cut (``VirtualBoard.power_cut()``): the interpreter is killed, the port
-  stays silent and drops input until ``power_on()``.
+* Power cut (``VirtualBoard.power_cut()``): the interpreter is killed and the
+  serial port disappears (as a USB board's does: an open connection breaks,
+  the link is removed) until ``power_on()``, which brings a new pty behind
+  the same link.
 
 The host process also owns the simulated table (host_tools/simtable.py,
 ``TableServer``): it listens on ``wire.sock`` and ``control.sock`` in the run
@@ -76,8 +79,59 @@ _BOOT_SCRIPT = r'''
 def _vb_setup():
     import sys, os, vfs
     kind, root, frozen = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+    class Root:
+        # The board folder as "/": a VfsPosix, except that rename() of two
+        # absolute paths fails on the unix port (ENOENT: one shared path
+        # buffer), so rename gets paths relative to the current directory.
+        # A wrapper, not a subclass: the VFS calls a subclass's native
+        # import_stat with the wrong object and imports from /lib fail.
+        def __init__(self, path):
+            self.fs = vfs.VfsPosix(path)
+
+        def mount(self, readonly, mkfs):
+            pass
+
+        def umount(self):
+            pass
+
+        def open(self, p, mode):
+            return self.fs.open(p, mode)
+
+        def ilistdir(self, p):
+            return self.fs.ilistdir(p)
+
+        def chdir(self, p):
+            return self.fs.chdir(p)
+
+        def getcwd(self):
+            return self.fs.getcwd()
+
+        def mkdir(self, p):
+            return self.fs.mkdir(p)
+
+        def remove(self, p):
+            return self.fs.remove(p)
+
+        def rmdir(self, p):
+            return self.fs.rmdir(p)
+
+        def stat(self, p):
+            return self.fs.stat(p)
+
+        def statvfs(self, p):
+            return self.fs.statvfs(p)
+
+        def rename(self, a, b):
+            up = '../' * len([p for p in os.getcwd().split('/') if p])
+
+            def rel(p):
+                return up + p[1:] if p.startswith('/') else p
+            return self.fs.rename(rel(a), rel(b))
+
     vfs.umount('/')
-    vfs.mount(vfs.VfsPosix(root), '/')
+    vfs.mount(Root(root), '/')
     if frozen:
         vfs.mount(vfs.VfsPosix(frozen), '/.frozen', readonly=True)
     os.chdir('/')
@@ -187,7 +241,8 @@ class VirtualBoard:
     Attributes after start(): ``port`` (the stable link, or the pty path),
     ``pty`` (/dev/pts/N), ``fs`` (the board's filesystem folder), ``control``
     and ``wire`` (the table's sockets, None without a table), ``boots``
-    (interpreter starts so far), ``pid`` (the interpreter's, None when off).
+    (interpreter starts so far), ``pid`` (the interpreter's, None when off),
+    ``bytes_in``/``bytes_out`` (serial traffic from/to the host so far).
     """
 
     def __init__(self, folder, board=None, link=None, heap=DEFAULT_HEAP, frozen=SIM_DIR,
@@ -207,6 +262,8 @@ class VirtualBoard:
         self.port = None
         self.boots = 0
         self.crashes = 0
+        self.bytes_in = 0   # bytes the host sent to the board (its serial RX)
+        self.bytes_out = 0  # bytes the board sent to the host
         self._child = None
         self._thread = None
         self._cmds = queue.Queue()
@@ -222,18 +279,7 @@ class VirtualBoard:
         with open(self._boot_script, "w", encoding="utf-8") as f:
             f.write(_BOOT_SCRIPT)
         self._start_table()
-        self._outer_master, self._outer_slave = os.openpty()
-        _set_raw(self._outer_slave, isig=False)
-        os.set_blocking(self._outer_master, False)
-        self.pty = os.ttyname(self._outer_slave)
-        try:
-            if os.path.islink(self.link) or os.path.exists(self.link):
-                os.remove(self.link)
-            os.symlink(self.pty, self.link)
-            self.port = self.link
-        except OSError as e:
-            self._event("cannot make the link %s: %s" % (self.link, e))
-            self.port = self.pty
+        self._open_port()
         self._wake_r, self._wake_w = os.pipe()
         self._stopped.clear()
         self._relay = _Relay(self)
@@ -251,7 +297,7 @@ class VirtualBoard:
 
     def power_cut(self):
         """Kill the interpreter abruptly, as a power cut: nothing is flushed,
-        the port stays silent until power_on()."""
+        the serial port disappears until power_on()."""
         self._command("power_cut")
 
     def power_on(self, timeout=10):
@@ -277,23 +323,19 @@ class VirtualBoard:
         self._command("stop")
         self._thread.join(10)
         self._thread = None
-        for fd in (self._outer_master, self._outer_slave, self._wake_r, self._wake_w):
+        self._close_port()
+        for fd in (self._wake_r, self._wake_w):
             if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
-        self._outer_master = self._outer_slave = self._wake_r = self._wake_w = None
+        self._wake_r = self._wake_w = None
         if self.table is not None:
             try:
                 self.table.stop()
             finally:
                 self.table = None
-        try:
-            if os.path.islink(self.link) and os.readlink(self.link) == self.pty:
-                os.remove(self.link)
-        except OSError:
-            pass
 
     def __enter__(self):
         return self.start()
@@ -315,6 +357,36 @@ class VirtualBoard:
             return
         if threading.current_thread() is not self._thread:
             done.wait(10)
+
+    def _open_port(self):
+        """The serial port appears (USB plugged in / board powered)."""
+        self._outer_master, self._outer_slave = os.openpty()
+        _set_raw(self._outer_slave, isig=False)
+        os.set_blocking(self._outer_master, False)
+        self.pty = os.ttyname(self._outer_slave)
+        try:
+            if os.path.islink(self.link) or os.path.exists(self.link):
+                os.remove(self.link)
+            os.symlink(self.pty, self.link)
+            self.port = self.link
+        except OSError as e:
+            self._event("cannot make the link %s: %s" % (self.link, e))
+            self.port = self.pty
+
+    def _close_port(self):
+        """The serial port disappears (power cut): an open connection breaks."""
+        for fd in (self._outer_master, self._outer_slave):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._outer_master = self._outer_slave = None
+        try:
+            if os.path.islink(self.link) and os.readlink(self.link) == self.pty:
+                os.remove(self.link)
+        except OSError:
+            pass
 
     def _start_table(self):
         if not self.want_table:
@@ -378,6 +450,7 @@ class _Relay:
         if not data:
             return
         data = self.nl(data)
+        self.vb.bytes_out += len(data)
         self.to_host += data
         if len(self.to_host) > (1 << 20):  # nobody is reading: drop the oldest
             del self.to_host[:len(self.to_host) - (1 << 20)]
@@ -513,6 +586,7 @@ class _Relay:
 
     # ---- host input ----
     def from_host(self, data):
+        self.vb.bytes_in += len(data)
         if self.state == self.OFF:
             return
         if self.state == self.RUN or (self.state == self.BOOT and self.kind != SOFT_RAW):
@@ -523,18 +597,18 @@ class _Relay:
     # ---- loop ----
     def run(self):
         vb = self.vb
-        om = vb._outer_master
         try:
             while True:
                 if self.handle_commands():
                     break
-                rl = [om, vb._wake_r]
+                om = vb._outer_master
+                rl = [vb._wake_r] + ([om] if om is not None else [])
                 wl = []
                 if self.inner is not None:
                     rl.append(self.inner)
                     if self.to_child:
                         wl.append(self.inner)
-                if self.to_host:
+                if self.to_host and om is not None:
                     wl.append(om)
                 try:
                     r, w, _ = select.select(rl, wl, [], 0.1)
@@ -542,7 +616,7 @@ class _Relay:
                     continue
                 if vb._wake_r in r:
                     os.read(vb._wake_r, 512)
-                if om in r:
+                if om is not None and om in r:
                     try:
                         data = os.read(om, 65536)
                     except OSError:
@@ -568,7 +642,7 @@ class _Relay:
                         pass
                     except OSError:
                         self.to_child = bytearray()
-                if om in w and self.to_host:
+                if om is not None and om in w and self.to_host:
                     try:
                         n = os.write(om, self.to_host)
                         del self.to_host[:n]
@@ -590,12 +664,16 @@ class _Relay:
             if name == "power_cut":
                 self.kill()
                 self.state = self.OFF
+                self.vb._close_port()
                 self.pending = bytearray()
+                self.to_host = bytearray()
                 self.raw_mode = False
                 self.vb._ready.clear()
             elif name == "power_on":
                 if self.child is None:
                     self.raw_mode = False
+                    if self.vb._outer_master is None:
+                        self.vb._open_port()
                     self.spawn(POWER_ON)
                 elif self.state == self.RUN:
                     self.vb._ready.set()

@@ -82,6 +82,11 @@ def test_fs_cp_ls_cat_and_sha256(vb, tmp_path):
     (tmp_path / "mod_x.py").write_text("V = 42\n")
     mpr(vb, "fs", "cp", str(tmp_path / "mod_x.py"), ":lib/mod_x.py")
     assert mpr(vb, "exec", "import mod_x; print(mod_x.V * 2)").stdout.strip() == "84"
+    # rename with absolute paths, as the firmware does (the unix port's own fails)
+    mpr(vb, "exec", "import os; os.rename('/lib/hello.txt', '/lib/hi.txt'); os.chdir('/lib'); "
+                    "os.rename('/lib/hi.txt', '/hello.txt'); os.chdir('/')")
+    assert open(os.path.join(vb.fs, "hello.txt")).read() == "hello\nboard\n"
+    os.remove(os.path.join(vb.fs, "hello.txt"))
     mpr(vb, "fs", "rm", "-r", ":lib")
     assert not os.path.exists(os.path.join(vb.fs, "lib"))
 
@@ -153,7 +158,9 @@ def test_power_cut_and_restart(vb, tmp_path):
     vb.power_cut()
     assert vb.pid is None
     assert not os.path.exists("/proc/%d" % pid) or _zombie(pid)
-    # (mpremote would wait 10 s for an answer that never comes: not tried here)
+    assert not os.path.lexists(vb.port)  # the port is gone, as a USB board's
+    r = mpr(vb, "exec", "print(1)", check=False)
+    assert r.returncode != 0 and "failed to access" in r.stderr + r.stdout
     with open(os.path.join(vb.fs, "main.py"), "w") as f:
         f.write(MAIN_PY)
     vb.power_on()
