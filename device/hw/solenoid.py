@@ -171,6 +171,7 @@ class Solenoid:
         self._held = False
         self._forced = False
         self._coil = True
+        self._state = _ON
         arm_one_shot(self._timer, self.max_on_ms, self._cb, self._hard)
         self._drive(_FULL)
 
