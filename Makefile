@@ -36,7 +36,7 @@ test-py: setup
 	$(BIN)/pytest tests
 
 test-mp: setup
-	$(MPY) tests/mp_runner.py tests/logic
+	$(BIN)/python -m host_tools.mprun --heap 110k tests/logic
 
 # Every gate; make stops at the first that fails.
 test: lint mpy-check typecheck test-py test-mp

@@ -17,7 +17,14 @@ def _here(path):
 
 def run(folder, only):
     root = _here(_here(folder)) if folder.endswith("logic") else "."
-    for p in (root + "/device", root + "/sim", folder):
+    # SICBO_MPY_ROOT: the same trees compiled by mpy-cross, as the board runs
+    # them (host_tools.mprun makes it); otherwise the sources are compiled here.
+    mpy = os.getenv("SICBO_MPY_ROOT") if hasattr(os, "getenv") else None
+    if mpy:
+        paths = (mpy + "/device", mpy + "/sim", mpy + "/tests/logic")
+    else:
+        paths = (root + "/device", root + "/sim", folder)
+    for p in paths:
         if p not in sys.path:
             sys.path.insert(0, p)
     names = only or sorted(n for n in os.listdir(folder)

@@ -40,6 +40,20 @@ def days_from_civil(y, m, d):
     return era * 146097 + doe - 719468
 
 
+def civil_from_days(day):
+    """(year, month, day) of a day number; the inverse of days_from_civil."""
+    day += 719468
+    era = day // 146097
+    doe = day - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + (3 if mp < 10 else -9)
+    return (y + (m <= 2), m, d)
+
+
 def weekday(day):
     """0 for Monday .. 6 for Sunday (1970-01-01 was a Thursday)."""
     return (day + 3) % 7

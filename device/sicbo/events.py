@@ -33,6 +33,7 @@ S_SHAKE = const(4)
 S_KEYS = const(5)
 S_SUPERVISOR = const(6)
 S_READER = const(7)
+S_SOLENOID = const(8)  # the coil's hard-off timer had to cut a pulse
 
 # ---- Commands: (code, a, b, c) in RoundMachine.cmds -------------------------
 C_LAMPS = const(1)  # shift out RoundMachine.frame (the whole lamp frame)
@@ -73,6 +74,13 @@ J_SUPERVISOR = const(15)  # p0 1 key on, 0 key off
 J_RESUME = const(16)  # p0 state resumed in, p1 state before the cut
 J_ALARM_CLEAR = const(17)  # supervisor acknowledged the alarm
 J_METERS = const(18)  # meters checkpoint (recall.py), variable payload
+J_CONFIG = const(19)  # p0..p5: first bytes of the sha256 of the board and table files
+J_DIAG = const(20)  # a technician's test from diag: p0 D_* what
+
+# What a J_DIAG record tested (diag.py).
+D_SOLENOID = const(1)
+D_BELL = const(2)
+D_LAMPS = const(3)
 
 # Void reasons (J_VOID p0). 1..3 are the dealer's reason keys (Art. 3.3).
 V_STACKED = const(1)

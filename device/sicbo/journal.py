@@ -157,6 +157,7 @@ class Replay:
         self.violation = False
         self.void_lit = False
         self.open_seq = 0  # seq of the J_ROUND of the unfinished round, 0 if none
+        self.config_id = bytearray(6)  # of the last J_CONFIG: the files in force
         self.applied = 0
         self.duplicates = 0
 
@@ -222,6 +223,9 @@ class Replay:
             self.violation = True
         elif t == E.J_ALARM_CLEAR:
             self.alarm = False
+        elif t == E.J_CONFIG:
+            for i in range(6):
+                self.config_id[i] = rec.p(i)
 
 
 def records(data):

@@ -52,10 +52,11 @@ TEXT = {
 STATE_NAMES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 J_NAMES = ("?", "boot", "round", "open", "bell", "cover_off", "result", "correction",
            "void", "payout", "alarm", "violation", "refused", "hold", "reader",
-           "supervisor", "resume", "alarm_clear", "meters")
+           "supervisor", "resume", "alarm_clear", "meters", "config", "diag")
 VOID_NAMES = ("?", "stacked", "leaning", "other", "tamper", "power cut", "sensor fault")
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
-                "reader")
+                "reader", "solenoid")
+DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk")
 
 
 def text(code):

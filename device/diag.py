@@ -1,0 +1,333 @@
+# Diagnostics for the table technician, at the board's REPL:
+#
+#   >>> import diag
+#   >>> diag.help()
+#
+# The app is not running here (mpremote's soft reset stops it), so the state
+# comes from the journal, exactly as the app would resume it, and the sensors
+# are read live. Tests that move something (solenoid, bell, lamp walk) are
+# refused unless the journal says the table is idle and the cover is on with
+# both clasps fastened, and each test is journaled (J_DIAG). Output fits an
+# 80-column terminal.
+
+import gc
+import os
+import time
+
+import app
+from journal_store import JournalStore
+from sicbo import events as E
+from sicbo import journal as jfmt
+from sicbo import recall as recallmod
+from sicbo import texts
+
+_ctx = None
+
+
+class _Context:
+    """The files, the journal's state and the board's adapters, made once."""
+
+    def __init__(self, board_path, table_path, journal_dir):
+        self.board_path = board_path
+        self.table_path = table_path
+        self.journal_dir = journal_dir
+        self.board, self.cfg = app.load(board_path, table_path)
+        from sicbo import settle
+
+        self.table = settle.SettlementTable(self.cfg)
+        self.hw = None
+        self.store = None
+
+    def replay(self):
+        """(Replay, Recall) rebuilt from the journal, read only."""
+        rp = jfmt.Replay()
+        rc = recallmod.Recall(self.table)
+        store = JournalStore(self.journal_dir)
+        for data in store.read_all():
+            rp.feed(data)
+            rc.feed(data)
+        store.close()
+        return rp, rc
+
+    def hardware(self):
+        if self.hw is None:
+            self.hw = app.build_hardware(self.board, self.table.row_bytes, watchdog=False)
+            self.hw.all_off()
+        return self.hw
+
+    def record(self, what):
+        """Journal one J_DIAG record after the journal's last one."""
+        rp = jfmt.Replay()
+        if self.store is None:
+            self.store = JournalStore(self.journal_dir)
+            self.store.boot(rp)  # reads every segment, opens a new one
+        else:
+            for data in self.store.read_all():
+                rp.feed(data)
+        now = time.ticks_ms()
+        wall = app.WallClock(_rtc())
+        wall.refresh(now)
+        rec = jfmt.encode(E.J_DIAG, rp.seq + 1, rp.round, rp.boot, now, wall.seconds(now),
+                             bytes((what, 0, 0, 0, 0, 0, 0, 0)))
+        self.store.append(rec, rp.open_seq)
+
+
+def _rtc():
+    from machine import RTC
+
+    return RTC()
+
+
+def setup(board_path=app.BOARD_FILE, table_path=app.TABLE_FILE, journal_dir=app.JOURNAL_DIR):
+    """Point diag at other files (tests, a second table); normally automatic."""
+    global _ctx
+    _ctx = _Context(board_path, table_path, journal_dir)
+    return _ctx
+
+
+def _c():
+    return _ctx if _ctx is not None else setup()
+
+
+def help():
+    print("diag: Sic Bo table diagnostics")
+    for name, what in (
+            ("status()", "state, round, alarms, versions, config hashes, heap"),
+            ("sensors()", "live levels of every input, raw and debounced"),
+            ("lamps(ms=300)", "light each lamp channel in turn, naming its area"),
+            ("solenoid()", "one test pulse (table idle, cover and clasps fastened)"),
+            ("bell()", "one test ring (same conditions)"),
+            ("recall(n=10)", "the last n rounds: dice, winning areas, voids"),
+            ("meters()", "rounds, voids, alarms, violations, wins per area"),
+            ("journal(n=20)", "the last n journal records")):
+        print("  diag.%-14s %s" % (name, what))
+
+
+def _manifest():
+    try:
+        return app.read_json("/manifest.json")
+    except (OSError, ValueError):
+        return None
+
+
+def status():
+    c = _c()
+    rp, rc = c.replay()
+    print("table     %s (edition %d, approval %s)" % (c.cfg.name, c.cfg.edition,
+                                                       c.cfg.approval["reference"]))
+    print("state     %-8s round %d  boot %d  journal seq %d" % (
+        texts.STATE_NAMES[rp.state], rp.round, rp.boot, rp.seq))
+    flags = []
+    if rp.alarm:
+        flags.append("ALARM")
+    if rp.violation:
+        flags.append("VIOLATION")
+    if rp.open_seq:
+        flags.append("round %d unfinished" % rp.round)
+    print("alarms    %s" % (", ".join(flags) if flags else "none"))
+    if rp.has_result:
+        print("result    %d-%d-%d" % (rp.dice[0], rp.dice[1], rp.dice[2]))
+    sw = c.hardware().switches
+    _settle(sw)
+    print("sensors   cover %s  clasps %s/%s  supervisor %s" % (
+        _word(sw.level(0), "on", "off"), _word(sw.level(1), "fastened", "open"),
+        _word(sw.level(2), "fastened", "open"), _word(sw.level(4), "on", "off")))
+    man = _manifest()
+    if man is not None:
+        files = man.get("files", {})
+        print("firmware  %s  revision %s" % (man.get("firmware", "?"), man.get("revision", "?")))
+        for name in ("board.json", "table.json"):
+            h = files.get(name) or files.get("/" + name) or "?"
+            print("config    %-11s sha256 %s" % (name, h[:16]))
+    else:
+        print("firmware  no /manifest.json (not deployed with sicbo deploy)")
+    store = JournalStore(c.journal_dir)
+    print("journal   %d segments, %d bytes" % (len(store.segments()), store.total_bytes()))
+    store.close()
+    wall = app.WallClock(_rtc())
+    wall.refresh(time.ticks_ms())
+    s = wall.seconds(time.ticks_ms())
+    print("clock     %s" % (app.wall_text(s) if s is not None else "RTC not set"))
+    gc.collect()
+    print("heap      %d bytes free, %d used" % (gc.mem_free(), gc.mem_alloc()))
+    for w in c.board.warnings:
+        print("warning   " + w)
+
+
+def _word(level, yes, no):
+    return yes if level else no
+
+
+def _settle(sw, ms=None):
+    """Poll the switches for longer than the debounce time."""
+    wait = (ms if ms is not None else sw.debounce_ms * 3) + 1
+    start = time.ticks_ms()
+    while time.ticks_diff(time.ticks_ms(), start) < wait:
+        sw.update(time.ticks_ms())
+        time.sleep_ms(2)
+    ev = [0, 0, 0, 0]
+    while sw.pop(ev):
+        pass
+
+
+def sensors():
+    c = _c()
+    hw = c.hardware()
+    sw = hw.switches
+    pins = app.input_pins(c.board)
+    _settle(sw)
+    print("%-12s %5s %4s %9s  %s" % ("signal", "gpio", "raw", "debounced", "state"))
+    for i in range(len(c.board.inputs)):
+        name, gpio, _pull, inv = c.board.inputs[i]
+        raw = pins[i].value()
+        level = raw ^ (1 if inv else 0)
+        state = "FAULT (chatter)" if sw.faulted(i) else ""
+        print("%-12s %5d %4d %9d  %s" % (name, gpio, raw, sw.level(i), state))
+        if level != sw.level(i) and not state:
+            print("%-12s       raw and debounced differ: bouncing or changing now" % "")
+
+
+def _idle_and_closed(what):
+    c = _c()
+    rp, _rc = c.replay()
+    if rp.state != E.ST_IDLE:
+        print("refused: %s test only with the table idle (state is %s, round %d)"
+              % (what, texts.STATE_NAMES[rp.state], rp.round))
+        return None
+    sw = c.hardware().switches
+    _settle(sw)
+    if not (sw.level(0) and sw.level(1) and sw.level(2)):
+        print("refused: %s test only with the cover on and both clasps fastened" % what)
+        return None
+    return c
+
+
+def solenoid():
+    c = _idle_and_closed("solenoid")
+    if c is None:
+        return False
+    hw = c.hw
+    if hw.solenoid is None:
+        print("refused: this board has no solenoid output")
+        return False
+    c.record(E.D_SOLENOID)
+    t = c.board.timings
+    sol = hw.solenoid
+    sol.start(1, t["pulse_on_ms"], t["pulse_off_ms"], time.ticks_ms())
+    while sol.busy():
+        time.sleep_ms(sol.update(time.ticks_ms()))
+    print("solenoid: one pulse of %d ms (hard limit %d ms); forced offs %d"
+          % (t["pulse_on_ms"], t["max_on_ms"], sol.forced_offs))
+    return True
+
+
+def bell():
+    c = _idle_and_closed("bell")
+    if c is None:
+        return False
+    c.record(E.D_BELL)
+    b = c.hw.bell
+    ms = c.board.timings["bell_ms"]
+    b.ring(time.ticks_ms(), ms)
+    while b.ringing():
+        b.update(time.ticks_ms())
+        time.sleep_ms(10)
+    print("bell: rang %d ms" % ms)
+    return True
+
+
+def lamps(ms=300):
+    c = _idle_and_closed("lamp")
+    if c is None:
+        return False
+    c.record(E.D_LAMPS)
+    from sicbo.settle import set_channel
+
+    lamp = c.hw.lamps
+    frame = bytearray(c.table.row_bytes)
+    order = c.cfg.lamp_order
+    for ch in range(len(order)):
+        set_channel(frame, ch, 1)
+        lamp.write(frame)
+        print("channel %3d  %s" % (ch, order[ch] if order[ch] is not None else "(spare)"))
+        time.sleep_ms(ms)
+        set_channel(frame, ch, 0)
+    lamp.write(frame)
+    print("lamps: %d channels walked, all off" % len(order))
+    return True
+
+
+def recall(n=10):
+    c = _c()
+    _rp, rc = c.replay()
+    rounds = rc.last(n)
+    if not rounds:
+        print("no rounds in the journal")
+        return
+    print("%6s %-8s %-7s %-12s %s" % ("round", "status", "dice", "when", "winning areas"))
+    for r in rounds:
+        print(_round_line(r, c.table))
+
+
+
+def _round_line(r, table):
+    dice = "%d-%d-%d" % tuple(r.dice) if r.dice is not None else "-"
+    status = r.status
+    wins = ""
+    if r.void_reason:
+        wins = "void: " + texts.VOID_NAMES[r.void_reason]
+    elif r.dice is not None:
+        codes = [code for code, _odds in r.winning_areas(table)]
+        wins = " ".join(codes)
+        if len(wins) > 40:
+            wins = wins[:37] + "..."
+    if r.first_dice is not None and r.first_dice != r.dice:
+        wins = "corrected from %d-%d-%d; " % tuple(r.first_dice) + wins
+    when = r.started[2]
+    when = app.wall_text(when)[5:16] if when is not None else "boot %d" % r.started[0]
+    return "%6d %-8s %-7s %-12s %s" % (r.round, status, dice, when, wins)
+
+
+def meters():
+    c = _c()
+    _rp, rc = c.replay()
+    d = rc.meters.as_dict(c.table)
+    wins = d.pop("wins", {})
+    for k in sorted(d):
+        v = d[k]
+        if isinstance(v, dict):
+            v = "  ".join("%s %d" % (kk, v[kk]) for kk in sorted(v))
+        print("%-12s %s" % (k, v))
+    if wins:
+        print("wins per area (paid rounds):")
+        line = ""
+        for code in sorted(wins, key=lambda x: -wins[x]):
+            cell = "%-14s %5d" % (code, wins[code])
+            if len(line) + len(cell) > 76:
+                print("  " + line)
+                line = ""
+            line += cell + "  "
+        if line:
+            print("  " + line)
+
+
+def journal(n=20):
+    c = _c()
+    store = JournalStore(c.journal_dir)
+    recs = []
+    for data in store.read_all():
+        for rec in jfmt.Scanner().scan(data):
+            recs.append(rec)
+            if len(recs) > n:
+                recs.pop(0)
+    store.close()
+    for rec in recs:
+        print(app.journal_line(rec, c.table))
+    if not recs:
+        print("journal is empty")
+
+
+def journal_files():
+    """Names of the journal segments, for `sicbo diag --pull-journal`."""
+    c = _c()
+    return sorted(x for x in os.listdir(c.journal_dir) if x.endswith(".log"))

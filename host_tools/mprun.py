@@ -1,0 +1,108 @@
+"""Run the portable logic tests on the MicroPython unix port, one interpreter
+per test file, each with an ESP32-sized heap.
+
+    python -m host_tools.mprun [--heap 110k] [tests/logic] [test_x.py ...]
+
+One process per file keeps one file's garbage and fragmentation from failing
+the next (110 KiB is the heap of an ESP32 without PSRAM). The modules are
+compiled by mpy-cross first (into build/mpy, only what changed) and imported as
+.mpy, as on the board: compiling the sources inside the VM would measure the
+compiler's heap, not the firmware's (--source does that instead). Prints each
+failure, then the totals as "N passed, N failed" alone on the last line; exit
+status 1 on any failure.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+from host_tools import REPO
+from host_tools.mpycheck import mpy_cross, sources
+
+BUILD = os.path.join(REPO, "build", "mpy")
+TREES = ("device", "sim", os.path.join("tests", "logic"))
+
+_SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
+
+
+def micropython():
+    exe = os.path.join(os.path.dirname(sys.executable), "micropython")
+    return exe if os.path.exists(exe) else "micropython"
+
+
+def compile_trees(build=BUILD):
+    """mpy-cross every .py of TREES into build/, skipping up-to-date ones."""
+    jobs = []
+    for tree in TREES:
+        for src in sources(os.path.join(REPO, tree)):
+            rel = os.path.relpath(src, REPO)
+            dest = os.path.join(build, rel[:-3] + ".mpy")
+            if os.path.exists(dest) and os.path.getmtime(dest) >= os.path.getmtime(src):
+                continue
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            jobs.append([mpy_cross(), "-s", os.path.basename(src), "-o", dest, src])
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        for cmd, r in zip(jobs, pool.map(
+                lambda c: subprocess.run(c, capture_output=True, text=True), jobs), strict=True):
+            if r.returncode:
+                raise SystemExit("mpy-cross rejects %s:\n%s" % (cmd[-1], r.stderr.strip()))
+    # A module removed from the sources must not linger as .mpy.
+    for tree in TREES:
+        for top, _dirs, files in os.walk(os.path.join(build, tree)):
+            for f in files:
+                rel = os.path.relpath(os.path.join(top, f), build)
+                if f.endswith(".mpy") and not os.path.exists(os.path.join(REPO, rel[:-4] + ".py")):
+                    os.remove(os.path.join(top, f))
+    return build
+
+
+def run_file(folder, name, heap, mpy_root=None):
+    env = dict(os.environ)
+    env.pop("SICBO_MPY_ROOT", None)
+    if mpy_root:
+        env["SICBO_MPY_ROOT"] = mpy_root
+    r = subprocess.run([micropython(), "-X", "heapsize=" + heap,
+                        os.path.join("tests", "mp_runner.py"), folder, name],
+                       cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    out = r.stdout + r.stderr
+    m = _SUMMARY.findall(out)
+    if not m:
+        # The interpreter died before the summary: count the file as failed.
+        return 0, 1, out
+    passed, failed = (int(x) for x in m[-1])
+    if r.returncode and not failed:
+        failed = 1
+    return passed, failed, out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m host_tools.mprun", description=__doc__)
+    ap.add_argument("--heap", default="110k", help="heap size (default 110k, an ESP32's)")
+    ap.add_argument("--source", action="store_true",
+                    help="import the .py sources (compiled inside the VM) instead of .mpy")
+    ap.add_argument("folder", nargs="?", default="tests/logic")
+    ap.add_argument("files", nargs="*")
+    args = ap.parse_args(argv)
+    names = args.files or sorted(n for n in os.listdir(os.path.join(REPO, args.folder))
+                                 if n.startswith("test_") and n.endswith(".py"))
+    mpy_root = None if args.source else compile_trees()
+    total_pass = total_fail = 0
+    for name in names:
+        passed, failed, out = run_file(args.folder, name, args.heap, mpy_root)
+        total_pass += passed
+        total_fail += failed
+        status = "ok" if not failed else "FAILED"
+        print("%-32s %4d passed %3d failed  %s" % (name, passed, failed, status))
+        if failed:
+            print("\n".join("    " + line for line in out.rstrip().splitlines()))
+    print("MicroPython unix port, heap %s, %d files, %s" % (
+        args.heap, len(names), "from source" if args.source else ".mpy from mpy-cross"))
+    print("%d passed, %d failed" % (total_pass, total_fail))
+    return 1 if total_fail or not total_pass else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+# The whole controller (device/app.py) on the simulated machine, for the
+# portable tests: a board wired like board_config/boards/virtual.json, a small
+# 2004 table, a journal in a fresh folder under /tmp, and a manual clock that
+# the rig advances in POLL_MS steps, polling as the app's tasks would.
+import os
+
+import machine
+
+import app
+from journal_store import JournalStore
+from sicbo import board as boardfile
+from sicbo import config, settle
+from sicbo import events as E
+
+AREAS = ["SMALL", "BIG", "ODD", "EVEN", "SINGLE_1", "SINGLE_2", "SINGLE_3", "SINGLE_4",
+         "SINGLE_5", "SINGLE_6", "ANY_TRIPLE", "TOTAL_9", "TOTAL_10", "DOUBLE_1",
+         "PAIR_1_2", "TRIPLE_3"]
+INPUTS = {
+    "cover": 34, "clasp_left": 35, "clasp_right": 36, "shake": 39, "supervisor": 32,
+    "key_bell": 33, "key_void": 14, "key_payout": 15, "key_confirm": 13,
+    "key_face_1": 21, "key_face_2": 22, "key_face_3": 5, "key_face_4": 12,
+    "key_face_5": 2, "key_face_6": 0,
+}
+ACTIVE_HIGH = ("cover", "clasp_left", "clasp_right", "shake")  # sensors; keys pull low
+SOLENOID = 25
+MOTOR = 26
+BELL = 27
+LATCH = 19
+READER_UART = 2
+
+
+def board_dict(**timings):
+    inputs = {}
+    for name in INPUTS:
+        if name in ACTIVE_HIGH:
+            inputs[name] = {"pin": INPUTS[name], "pull": "none", "invert": False}
+        else:
+            inputs[name] = {"pin": INPUTS[name], "pull": "up", "invert": True}
+    t = {"debounce_ms": 20, "chatter_limit": 10, "chatter_window_ms": 1000,
+         "pulse_count": 3, "pulse_on_ms": 60, "pulse_off_ms": 250, "max_on_ms": 200,
+         "rest_ms": 150, "bell_ms": 1500, "electric_run_ms": 3000, "watchdog_ms": 8000}
+    for k in timings:
+        t[k] = timings[k]
+    return {"name": "test board", "inputs": inputs,
+            "outputs": {"solenoid": SOLENOID, "shaker_motor": MOTOR, "bell": BELL},
+            "lamps": {"bus": "hc595", "spi": 2, "sck": 18, "mosi": 23, "latch": LATCH},
+            "reader": {"uart": READER_UART, "tx": 17, "rx": 16, "baudrate": 9600},
+            "timers": {"solenoid": 0, "shaker_motor": 1, "bell": 2},
+            "timings": t}
+
+
+def table_dict(**changes):
+    t = {"name": "test table", "edition": 2004, "shaker": "solenoid", "offered": AREAS,
+         "lamp_order": ["PLACE_BETS", "ALARM", "VOID", "PAYING"] + AREAS,
+         "approval": {"reference": "T", "applied": "2026-11-02", "effective": "2026-11-05"}}
+    for k in changes:
+        t[k] = changes[k]
+    return t
+
+
+_folders = [0]
+
+
+def fresh_folder():
+    _folders[0] += 1
+    path = "/tmp/sicbo-app-test-%d-%d" % (os.getpid() if hasattr(os, "getpid") else 0,
+                                          _folders[0])
+    try:
+        os.mkdir(path)
+    except OSError:
+        for name in os.listdir(path):
+            os.remove(path + "/" + name)
+    return path
+
+
+class Table:
+    """A table: the sim board with the cover off, clasps open, keys up."""
+
+    def __init__(self, folder=None, board=None, table=None, reset=True, config_id=b""):
+        if reset:
+            machine.sim_reset(ticks=1000)
+        self.folder = folder or fresh_folder()
+        self.board = boardfile.parse_board(board or board_dict())
+        self.cfg = config.parse_table(table or table_dict())
+        self.table = settle.SettlementTable(self.cfg)
+        if reset:
+            for name in INPUTS:
+                self.set(name, 0)
+        machine.sim_attach_595(2, LATCH, self.table.row_bytes)
+        self.hw = app.build_hardware(self.board, self.table.row_bytes,
+                                     ticks_ms=machine.sim_ticks_ms)
+        self.store = JournalStore(self.folder)
+        self.log = []
+        self.ctl = app.Controller(self.cfg, self.board, self.hw, self.store,
+                                  log=self.log.append)
+        self.m = self.ctl.m
+        self.ctl.boot(machine.sim_ticks_ms(), config_id)
+
+    def now(self):
+        return machine.sim_ticks_ms()
+
+    def set(self, name, level):
+        pad = level if name in ACTIVE_HIGH else 1 - level
+        machine.sim_set(INPUTS[name], pad)
+
+    def run(self, ms):
+        """Advance the clock by ms, polling like the app's tasks."""
+        while ms > 0:
+            step = app.POLL_MS if ms > app.POLL_MS else ms
+            machine.sim_advance(step)
+            now = machine.sim_ticks_ms()
+            self.ctl.poll(now)
+            self.ctl.actuators(now)
+            self.ctl.read_reader(now)
+            if self.hw.watchdog is not None:
+                self.hw.watchdog.feed(now)
+            ms -= step
+
+    def press(self, name, ms=60):
+        self.set(name, 1)
+        self.run(ms)
+        self.set(name, 0)
+        self.run(ms)
+
+    def close_dome(self):
+        self.set("cover", 1)
+        self.set("clasp_left", 1)
+        self.set("clasp_right", 1)
+        self.run(60)
+
+    def open_round(self):
+        """Cover and clasps on, shake: returns with betting open."""
+        self.close_dome()
+        self.press("shake")
+        self.run(2000)
+
+    def enter(self, d1, d2, d3):
+        for d in (d1, d2, d3):
+            self.press("key_face_%d" % d)
+        self.press("key_confirm")
+
+    def play(self, d1, d2, d3):
+        """A whole round from idle to payout complete."""
+        self.open_round()
+        self.press("key_bell")
+        self.set("cover", 0)
+        self.set("clasp_left", 0)
+        self.set("clasp_right", 0)
+        self.run(60)
+        self.enter(d1, d2, d3)
+        self.press("key_payout")
+
+    def frame(self):
+        return machine.sim_frame(LATCH)
+
+    def lit(self):
+        """Names of the lamp channels lit in the last latched frame."""
+        f = self.frame()
+        if f is None:
+            return []
+        return [name for c, name in enumerate(self.cfg.lamp_order)
+                if name is not None and settle.channel_on(f, c)]
+
+    def state(self):
+        return self.m.state
+
+    def journal(self):
+        from sicbo import journal
+
+        out = []
+        for data in self.store.read_all():
+            out.extend(journal.records(data))
+        return out
+
+    def types(self):
+        return [r.type for r in self.journal()]
+
+    def close(self):
+        self.store.close()
+
+
+def reboot(t, **kw):
+    """Power cut and restart on the same journal (the table keeps its state)."""
+    t.close()
+    return Table(folder=t.folder, reset=False, **kw)
+
+
+STATE = E

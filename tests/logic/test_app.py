@@ -1,0 +1,173 @@
+# The controller on the simulated hardware: whole rounds, through the pins.
+import machine
+from appkit import BELL, SOLENOID, Table, reboot
+
+from sicbo import events as E
+
+
+def test_whole_round_through_the_pins():
+    t = Table()
+    assert t.state() == E.ST_IDLE
+    t.close_dome()
+    t.press("shake")
+    assert t.state() == E.ST_SHAKING
+    t.run(2000)
+    assert t.state() == E.ST_OPEN
+    assert "PLACE_BETS" in t.lit()
+    # Three pulses of 60 ms, each well under the 200 ms hard limit.
+    assert machine.sim_on_time(SOLENOID) == [60, 60, 60]
+    t.press("key_bell")
+    assert t.state() == E.ST_CLOSED and "PLACE_BETS" not in t.lit()
+    t.run(1600)
+    assert machine.sim_on_time(BELL) == [1500]
+    t.set("cover", 0)
+    t.run(60)
+    assert t.state() == E.ST_RESULT
+    t.enter(1, 1, 2)
+    assert t.state() == E.ST_PAYING
+    lit = t.lit()
+    for area in ("SMALL", "EVEN", "SINGLE_1", "SINGLE_2", "DOUBLE_1", "PAIR_1_2", "PAYING"):
+        assert area in lit, area
+    assert "BIG" not in lit and "ODD" not in lit
+    t.press("key_payout")
+    assert t.state() == E.ST_IDLE
+    assert t.m.round == 1
+    types = t.types()
+    for rt in (E.J_BOOT, E.J_ROUND, E.J_OPEN, E.J_BELL, E.J_COVER_OFF, E.J_RESULT, E.J_PAYOUT):
+        assert rt in types, rt
+    t.close()
+
+
+def test_journal_written_before_the_lamps_change():
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    t.set("cover", 0)
+    t.run(60)
+    for d in (3, 3, 3):
+        t.press("key_face_%d" % d)
+    t.set("key_confirm", 1)
+    t.run(60)
+    # The winning lamps are lit, and the result is already on the journal.
+    assert "TRIPLE_3" in t.lit()
+    results = [r for r in t.journal() if r.type == E.J_RESULT]
+    assert len(results) == 1 and results[0].dice() == (3, 3, 3)
+    t.close()
+
+
+def test_no_shake_with_a_clasp_open():
+    t = Table()
+    t.set("cover", 1)
+    t.set("clasp_left", 1)
+    t.run(60)
+    t.press("shake")
+    assert t.state() == E.ST_IDLE
+    assert machine.sim_on_time(SOLENOID) == []
+    assert E.J_REFUSED in t.types()
+    assert "clasps" in t.log[-1]
+    t.close()
+
+
+def test_tamper_between_shake_and_bell_voids_and_lights_alarm():
+    t = Table()
+    t.open_round()
+    t.set("clasp_right", 0)
+    t.run(60)
+    assert t.state() == E.ST_IDLE
+    assert "ALARM" in t.lit() and "VOID" in t.lit()
+    voids = [r for r in t.journal() if r.type == E.J_VOID]
+    assert len(voids) == 1 and voids[0].p(0) == E.V_TAMPER
+    t.close()
+
+
+def test_power_cut_while_paying_comes_back_paying_with_lamps_lit():
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    t.set("cover", 0)
+    t.run(60)
+    t.enter(2, 5, 2)
+    assert t.state() == E.ST_PAYING
+    t2 = reboot(t)
+    assert t2.state() == E.ST_PAYING and t2.m.round == 1
+    assert "DOUBLE_1" not in t2.lit() and "PAYING" in t2.lit() and "SINGLE_5" in t2.lit()
+    t2.press("key_payout")
+    assert t2.state() == E.ST_IDLE
+    paid = [r for r in t2.journal() if r.type == E.J_PAYOUT]
+    results = [r for r in t2.journal() if r.type == E.J_RESULT]
+    assert len(paid) == 1 and len(results) == 1
+    t2.close()
+
+
+def test_round_ids_increase_across_reboots():
+    t = Table()
+    t.play(1, 2, 3)
+    t.play(4, 5, 6)
+    assert t.m.round == 2
+    t2 = reboot(t)
+    t2.play(6, 6, 6)
+    assert t2.m.round == 3
+    rounds = [r.round for r in t2.journal() if r.type == E.J_ROUND]
+    assert rounds == [1, 2, 3]
+    t2.close()
+
+
+def test_configuration_change_is_journaled_once():
+    t = Table(config_id=b"\x01\x02\x03\x04\x05\x06")
+    assert t.types().count(E.J_CONFIG) == 1
+    t2 = reboot(t, config_id=b"\x01\x02\x03\x04\x05\x06")
+    assert t2.types().count(E.J_CONFIG) == 1
+    t3 = reboot(t2, config_id=b"\x09\x02\x03\x04\x05\x06")
+    assert t3.types().count(E.J_CONFIG) == 2
+    t3.close()
+
+
+def test_dice_reader_agreeing_and_garbage():
+    from sicbo import dicereader
+
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    machine.sim_uart_inject(2, b"\x00\xffgarbage\nDICE 1 2 2 5 *00\n")
+    machine.sim_uart_inject(2, dicereader.line(1, 2, 2, 5))
+    t.run(60)
+    assert t.ctl.reader.ok == 1 and t.ctl.reader.rejected() >= 2
+    t.set("cover", 0)
+    t.run(60)
+    t.enter(2, 2, 5)
+    assert t.state() == E.ST_PAYING
+    t.close()
+
+
+def test_dice_reader_disagreeing_holds_the_round():
+    from sicbo import dicereader
+
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    machine.sim_uart_inject(2, dicereader.line(1, 6, 6, 6))
+    t.set("cover", 0)
+    t.run(60)
+    t.enter(1, 2, 3)
+    assert t.state() == E.ST_HOLD
+    assert E.J_HOLD in t.types()
+    t.close()
+
+
+def test_chattering_cover_raises_a_fault_not_a_flood():
+    t = Table()
+    t.open_round()
+    before = t.ctl.events
+    for _ in range(40):
+        t.set("cover", 0)
+        machine.sim_advance(2)
+        t.ctl.poll(t.now())
+        t.set("cover", 1)
+        machine.sim_advance(2)
+        t.ctl.poll(t.now())
+    t.run(100)
+    alarms = [r for r in t.journal() if r.type == E.J_ALARM and r.p(0) == E.R_SENSOR_FAULT]
+    assert len(alarms) == 1 and alarms[0].p(1) == E.S_COVER
+    assert t.ctl.events - before < 5
+    assert t.state() == E.ST_IDLE  # the round was voided by the fault
+    t.close()
