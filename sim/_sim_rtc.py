@@ -1,0 +1,73 @@
+# Part of the simulated `machine` (sim/machine.py): the RTC, loaded on first
+# use of machine.RTC. Counts on the sim clock from 2000-01-01 00:00:00.
+import machine as _m
+from machine import _int_arg, _tdiff
+
+_rtc_base = 0     # seconds since 2000-01-01 at _rtc_ticks
+_rtc_ticks = 0
+_rtc_ms = 0
+
+
+def _reset():
+    global _rtc_base, _rtc_ticks, _rtc_ms
+    _rtc_base = 0
+    _rtc_ticks = _m.sim_ticks_ms()
+    _rtc_ms = 0
+
+
+def _days(y, m, d):
+    # Days since 2000-01-01 (proleptic Gregorian).
+    if m <= 2:
+        y -= 1
+        m += 12
+    return 365 * y + y // 4 - y // 100 + y // 400 + (153 * (m - 3) + 2) // 5 + d - 730426
+
+
+def _civil(n):
+    n += 730425  # days since 0000-03-01
+    era = n // 146097
+    doe = n - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return (y + 1 if m <= 2 else y), m, d
+
+
+class RTC:
+    def __init__(self, id=0):
+        pass
+
+    def datetime(self, dt=None):
+        global _rtc_base, _rtc_ticks, _rtc_ms
+        if dt is None:
+            el = _tdiff(_m.sim_ticks_ms(), _rtc_ticks) + _rtc_ms
+            s = _rtc_base + el // 1000
+            days = s // 86400
+            r = s - days * 86400
+            y, m, d = _civil(days)
+            return (y, m, d, (days + 5) % 7, r // 3600, (r // 60) % 60, r % 60,
+                    (el % 1000) * 1000)
+        if not isinstance(dt, (tuple, list)) or len(dt) < 7:
+            raise TypeError("RTC.datetime takes (year, month, day, weekday, hours, "
+                            "minutes, seconds[, subseconds])")
+        y, m, d = dt[0], dt[1], dt[2]
+        _int_arg(y, "RTC year", 2000, 2099)
+        _int_arg(m, "RTC month", 1, 12)
+        _int_arg(d, "RTC day", 1, 31)
+        _int_arg(dt[4], "RTC hours", 0, 23)
+        _int_arg(dt[5], "RTC minutes", 0, 59)
+        _int_arg(dt[6], "RTC seconds", 0, 59)
+        if _civil(_days(y, m, d)) != (y, m, d):
+            raise ValueError("RTC: %d-%02d-%02d is not a date" % (y, m, d))
+        _rtc_base = _days(y, m, d) * 86400 + dt[4] * 3600 + dt[5] * 60 + dt[6]
+        _rtc_ticks = _m.sim_ticks_ms()
+        _rtc_ms = 0
+
+    def init(self, dt):
+        self.datetime(dt)
+
+
+_reset()
