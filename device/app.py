@@ -25,7 +25,7 @@ from hw.switches import EDGE, FAULT, RECOVER, Switches
 from hw.watchdog import Watchdog
 from journal_store import JournalStore
 from sicbo import board as boardfile
-from sicbo import config, dates, journal, recall, settle, texts
+from sicbo import config, dates, journal, recall, settle
 from sicbo import events as E
 from sicbo.dicereader import DiceReader
 from sicbo.round import RoundMachine
@@ -282,6 +282,8 @@ class Controller:
                 self.detail = cm[k + 2]
         if self.log is not None:
             # After acting: the log is for people and may allocate.
+            from sicbo.logtext import journal_line, message_text
+
             if m.rec_len:
                 for rec in journal.Scanner().scan(m.records()):
                     self.log(journal_line(rec, self.table))
@@ -352,61 +354,26 @@ class Controller:
     # ---- what diag and the host ask -----------------------------------------
 
     def status(self):
+        from sicbo.texts import STATE_NAMES
+
         m = self.m
         return {
-            "state": texts.STATE_NAMES[m.state],
+            "state": STATE_NAMES[m.state],
             "round": m.round,
             "boot": m.boot,
             "seq": m.seq,
             "alarm": m.alarm,
             "violation": m.violation,
             "faults": m.faults,
-            "message": message_text(self.message, self.detail),
+            "message": _message(self.message, self.detail),
             "dice": list(m.dice) if m.has_result else None,
         }
 
 
-def message_text(code, detail):
-    text = texts.text(code)
-    if code == E.M_DICE_SO_FAR:
-        return "%s: %d of 3" % (text, detail)
-    if code == E.R_SENSOR_FAULT or code == E.M_RESUMED:
-        names = texts.SENSOR_NAMES if code == E.R_SENSOR_FAULT else texts.STATE_NAMES
-        if 0 <= detail < len(names):
-            return "%s: %s" % (text, names[detail])
-    return text
+def _message(code, detail):
+    from sicbo.logtext import message_text
 
-
-def journal_line(rec, table=None):
-    """One journal record as a line for people (console, diag, host)."""
-    name = texts.J_NAMES[rec.type] if rec.type < len(texts.J_NAMES) else "type%d" % rec.type
-    extra = ""
-    t = rec.type
-    if t == E.J_RESULT:
-        extra = " dice %d-%d-%d" % (rec.p(0), rec.p(1), rec.p(2))
-        if table is not None:
-            wins = table.winning_areas(rec.p(0), rec.p(1), rec.p(2))
-            extra += " wins %d areas" % len(wins)
-    elif t == E.J_CORRECTION:
-        extra = " %d-%d-%d -> %d-%d-%d" % tuple(rec.p(i) for i in range(6))
-    elif t == E.J_VOID:
-        r = rec.p(0)
-        extra = " reason %s" % (texts.VOID_NAMES[r] if r < len(texts.VOID_NAMES) else r)
-    elif t in (E.J_ALARM, E.J_VIOLATION, E.J_REFUSED):
-        extra = " " + message_text(rec.p(0), rec.p(1))
-    elif t == E.J_HOLD:
-        extra = " dealer %d-%d-%d reader %d-%d-%d" % tuple(rec.p(i) for i in range(6))
-    wall = ""
-    if rec.wall is not None:
-        wall = " @" + wall_text(rec.wall)
-    return "journal %6d round %5d %-11s%s%s" % (rec.seq, rec.round, name, extra, wall)
-
-
-def wall_text(seconds):
-    """ISO time of seconds since 2000-01-01 UTC."""
-    days, rem = divmod(seconds, 86400)
-    y, mo, d = dates.civil_from_days(days + _DAY_2000)
-    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % (y, mo, d, rem // 3600, rem // 60 % 60, rem % 60)
+    return message_text(code, detail)
 
 
 # ---- start-up ------------------------------------------------------------------

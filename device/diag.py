@@ -18,8 +18,8 @@ import app
 from journal_store import JournalStore
 from sicbo import events as E
 from sicbo import journal as jfmt
+from sicbo import logtext, texts
 from sicbo import recall as recallmod
-from sicbo import texts
 
 _ctx = None
 
@@ -147,7 +147,7 @@ def status():
     wall = app.WallClock(_rtc())
     wall.refresh(time.ticks_ms())
     s = wall.seconds(time.ticks_ms())
-    print("clock     %s" % (app.wall_text(s) if s is not None else "RTC not set"))
+    print("clock     %s" % (logtext.wall_text(s) if s is not None else "RTC not set"))
     gc.collect()
     print("heap      %d bytes free, %d used" % (gc.mem_free(), gc.mem_alloc()))
     for w in c.board.warnings:
@@ -284,7 +284,7 @@ def _round_line(r, table):
     if r.first_dice is not None and r.first_dice != r.dice:
         wins = "corrected from %d-%d-%d; " % tuple(r.first_dice) + wins
     when = r.started[2]
-    when = app.wall_text(when)[5:16] if when is not None else "boot %d" % r.started[0]
+    when = logtext.wall_text(when)[5:16] if when is not None else "boot %d" % r.started[0]
     return "%6d %-8s %-7s %-12s %s" % (r.round, status, dice, when, wins)
 
 
@@ -322,7 +322,7 @@ def journal(n=20):
                 recs.pop(0)
     store.close()
     for rec in recs:
-        print(app.journal_line(rec, c.table))
+        print(logtext.journal_line(rec, c.table))
     if not recs:
         print("journal is empty")
 

@@ -4,7 +4,6 @@ import os
 
 from journal_store import JournalStore
 from roundkit import Rig, replay_of, rmdir, tmpdir
-
 from sicbo import events as E
 from sicbo import journal
 

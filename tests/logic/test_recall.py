@@ -2,7 +2,6 @@
 # across rotation with meters checkpoints.
 from journal_store import JournalStore
 from roundkit import Rig, rmdir, tmpdir
-
 from sicbo import events as E
 from sicbo import journal
 from sicbo.recall import Recall, checkpoint

@@ -3,7 +3,6 @@
 # state is a valid one, every completed round is present once, none doubled,
 # and the table carries on with the next round id.
 from roundkit import Rig, make_cfg
-
 from sicbo import events as E
 from sicbo import journal
 from sicbo.recall import Recall

@@ -4,7 +4,6 @@
 import time
 
 from roundkit import Rig, make_cfg
-
 from sicbo import events as E
 
 

@@ -2,8 +2,8 @@
 # around handle() (any allocation raises MemoryError); on CPython heap_lock is
 # the shim's no-op and the test checks the behaviour only.
 import micropython
-from roundkit import Rig
 
+from roundkit import Rig
 from sicbo import events as E
 
 

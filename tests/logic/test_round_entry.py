@@ -1,7 +1,6 @@
 # Void rounds (Art. 3.3), corrections under the supervisor key, and the
 # optional dice reader's cross-check.
 from roundkit import Rig, make_cfg
-
 from sicbo import events as E
 
 

@@ -1,7 +1,6 @@
 # The round's interlocks: each refused or raised as an alarm, journaled, with
 # a reason code (and its text in sicbo.texts) shown to the dealer.
 from roundkit import Rig, make_cfg
-
 from sicbo import events as E
 from sicbo import texts
 

@@ -2,7 +2,6 @@
 # a long pseudo-random event sequence (events in every wrong state included),
 # and the machine's invariants hold throughout.
 from roundkit import Rig, make_cfg
-
 from sicbo import events as E
 from sicbo import journal
 

@@ -1,0 +1,50 @@
+# Journal records and dealer messages as text for people: the console log of
+# the app, diag, and the host tools. Pure; imported only where text is shown.
+
+from sicbo import dates, texts
+from sicbo import events as E
+
+_DAY_2000 = 10957  # days from 1970-01-01 to 2000-01-01
+
+
+def message_text(code, detail):
+    text = texts.text(code)
+    if code == E.M_DICE_SO_FAR:
+        return "%s: %d of 3" % (text, detail)
+    if code == E.R_SENSOR_FAULT or code == E.M_RESUMED:
+        names = texts.SENSOR_NAMES if code == E.R_SENSOR_FAULT else texts.STATE_NAMES
+        if 0 <= detail < len(names):
+            return "%s: %s" % (text, names[detail])
+    return text
+
+
+def journal_line(rec, table=None):
+    """One journal record as a line for people (console, diag, host)."""
+    name = texts.J_NAMES[rec.type] if rec.type < len(texts.J_NAMES) else "type%d" % rec.type
+    extra = ""
+    t = rec.type
+    if t == E.J_RESULT:
+        extra = " dice %d-%d-%d" % (rec.p(0), rec.p(1), rec.p(2))
+        if table is not None:
+            wins = table.winning_areas(rec.p(0), rec.p(1), rec.p(2))
+            extra += " wins %d areas" % len(wins)
+    elif t == E.J_CORRECTION:
+        extra = " %d-%d-%d -> %d-%d-%d" % tuple(rec.p(i) for i in range(6))
+    elif t == E.J_VOID:
+        r = rec.p(0)
+        extra = " reason %s" % (texts.VOID_NAMES[r] if r < len(texts.VOID_NAMES) else r)
+    elif t in (E.J_ALARM, E.J_VIOLATION, E.J_REFUSED):
+        extra = " " + message_text(rec.p(0), rec.p(1))
+    elif t == E.J_HOLD:
+        extra = " dealer %d-%d-%d reader %d-%d-%d" % tuple(rec.p(i) for i in range(6))
+    wall = ""
+    if rec.wall is not None:
+        wall = " @" + wall_text(rec.wall)
+    return "journal %6d round %5d %-11s%s%s" % (rec.seq, rec.round, name, extra, wall)
+
+
+def wall_text(seconds):
+    """ISO time of seconds since 2000-01-01 UTC."""
+    days, rem = divmod(seconds, 86400)
+    y, mo, d = dates.civil_from_days(days + _DAY_2000)
+    return "%04d-%02d-%02dT%02d:%02d:%02dZ" % (y, mo, d, rem // 3600, rem // 60 % 60, rem % 60)
