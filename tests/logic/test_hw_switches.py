@@ -1,0 +1,155 @@
+# Debounced inputs (hw.switches) through the simulated machine: edges after
+# the debounce time, bounces and glitches swallowed, active-low keys, the
+# chatter fault and its recovery, IRQ-counted edges, the event ring.
+import machine
+from machine import Pin
+
+from hw.switches import EDGE, FAULT, RECOVER, Switches
+
+COVER = 34  # input-only, external pull: the sim drives it
+KEY = 32  # to ground, internal pull-up: active low
+CLASP = 35
+
+
+def make(debounce_ms=20, chatter_limit=6, chatter_window_ms=500, **kw):
+    machine.sim_reset()
+    machine.sim_set(COVER, 0)
+    machine.sim_set(CLASP, 1)
+    pins = [Pin(COVER, Pin.IN), Pin(KEY, Pin.IN, Pin.PULL_UP), Pin(CLASP, Pin.IN)]
+    return Switches(pins, debounce_ms, chatter_limit, chatter_window_ms,
+                    invert=(False, True, False), ticks_ms=machine.sim_ticks_ms, **kw)
+
+
+def poll(sw, ms, step=5):
+    for _ in range(ms // step):
+        sw.update()
+        machine.sim_advance(step)
+
+
+def drain(sw):
+    out = []
+    ev = [0, 0, 0, 0]
+    while sw.pop(ev):
+        out.append(tuple(ev))
+    return out
+
+
+def test_initial_levels_and_no_events():
+    sw = make()
+    assert (sw.level(0), sw.level(1), sw.level(2)) == (0, 0, 1)
+    poll(sw, 100)
+    assert drain(sw) == [] and sw.count() == 3
+
+
+def test_debounced_edge_after_bounces():
+    sw = make()
+    poll(sw, 50)  # t = 50
+    for level in (1, 0, 1, 0, 1):  # the cover lands with bounces, 5 ms apart
+        machine.sim_set(COVER, level)
+        sw.update()
+        machine.sim_advance(5)
+    # last raw change at t = 70; accepted once it has been still for 20 ms
+    poll(sw, 15)
+    assert drain(sw) == [] and sw.level(0) == 0
+    poll(sw, 10)
+    assert drain(sw) == [(EDGE, 0, 1, 70)]
+    assert sw.level(0) == 1
+    poll(sw, 200)
+    assert drain(sw) == []
+
+
+def test_glitch_shorter_than_debounce_ignored():
+    sw = make()
+    machine.sim_set(COVER, 1)
+    poll(sw, 15)
+    machine.sim_set(COVER, 0)
+    poll(sw, 100)
+    assert drain(sw) == [] and sw.level(0) == 0
+
+
+def test_active_low_key_reads_pressed_as_one():
+    sw = make()
+    poll(sw, 10)
+    machine.sim_set(KEY, 0)  # pressed: pulls the pin to ground
+    poll(sw, 40)
+    machine.sim_set(KEY, None)  # released: the pull-up wins
+    poll(sw, 40)
+    assert drain(sw) == [(EDGE, 1, 1, 10), (EDGE, 1, 0, 50)]
+
+
+def test_chatter_raises_one_fault_instead_of_a_flood_then_recovers():
+    sw = make(chatter_limit=6, chatter_window_ms=500)
+    poll(sw, 10)
+    for k in range(40):  # a loose clasp sensor, a change every 10 ms
+        machine.sim_set(CLASP, k & 1)
+        sw.update()
+        machine.sim_advance(10)
+    ev = drain(sw)
+    assert ev == [(FAULT, 2, 1, 70)]  # the 7th transition: t = 10 + 6 * 10
+    assert sw.faulted(2) and sw.faults == 1
+    assert sw.level(2) == 1  # frozen at the last good level
+    machine.sim_set(CLASP, 0)  # it settles, open
+    poll(sw, 495)
+    assert drain(sw) == [] and sw.faulted(2)
+    poll(sw, 10)
+    ev = drain(sw)
+    assert len(ev) == 1 and ev[0][:3] == (RECOVER, 2, 0)
+    assert not sw.faulted(2) and sw.level(2) == 0
+    # normal edges resume
+    machine.sim_set(CLASP, 1)
+    poll(sw, 40)
+    ev = drain(sw)
+    assert len(ev) == 1 and ev[0][:3] == (EDGE, 2, 1)
+
+
+def test_slow_changes_are_not_chatter():
+    sw = make(chatter_limit=6, chatter_window_ms=500)
+    for k in range(12):  # a change every 300 ms: at most 2 per window
+        machine.sim_set(COVER, (k + 1) & 1)
+        poll(sw, 300)
+    ev = drain(sw)
+    assert len(ev) == 12 and all(e[0] == EDGE for e in ev)
+    assert sw.faults == 0
+
+
+def test_irq_counts_edges_that_polling_misses():
+    sw = make(chatter_limit=6, chatter_window_ms=500, use_irq=True)
+    sw.update()
+    for k in range(10):  # 10 edges between two polls, ending where it began
+        machine.sim_set(COVER, (k + 1) & 1)
+    assert machine.sim_level(COVER) == 0
+    sw.update()
+    assert drain(sw) == [(FAULT, 0, 0, 0)]
+
+
+def test_without_irq_those_edges_are_invisible():
+    sw = make(chatter_limit=6, chatter_window_ms=500)
+    sw.update()
+    for k in range(10):
+        machine.sim_set(COVER, (k + 1) & 1)
+    sw.update()
+    poll(sw, 100)
+    assert drain(sw) == []
+
+
+def test_full_ring_counts_overflows_and_keeps_levels():
+    sw = make(ring_size=2)
+    for k in range(3):
+        machine.sim_set(COVER, (k + 1) & 1)
+        poll(sw, 50)
+    assert sw.pending() == 2 and sw.overflows == 1
+    assert drain(sw) == [(EDGE, 0, 1, 0), (EDGE, 0, 0, 50)]
+    assert sw.level(0) == 1
+
+
+def test_ring_wraps_in_order():
+    sw = make(chatter_limit=50, ring_size=3)
+    seen = []
+    for k in range(8):
+        machine.sim_set(COVER, (k + 1) & 1)
+        poll(sw, 30)
+        if k % 2:
+            seen.extend(drain(sw))
+    assert [e[2] for e in seen] == [1, 0, 1, 0, 1, 0, 1, 0]
+    assert [e[3] for e in seen] == [30 * k for k in range(8)]
+    assert sw.overflows == 0
