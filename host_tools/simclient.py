@@ -1,0 +1,151 @@
+"""Client of the simulated table's control channel (docs/simulated-table.md).
+
+    with TableClient(run_folder + "/control.sock") as table:
+        table.cover_on(); table.fasten_clasps()
+        table.press("key_bell", ms=120, wait=True)
+        table.wait_for(lambda t: t.outputs()["bell"]["on_count"] >= 1, timeout=5)
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from typing import Any, Callable
+
+
+class TableError(Exception):
+    """The table refused a request (its error message), or the channel broke."""
+
+
+class TableClient:
+    def __init__(self, control_path: str, timeout: float = 5.0):
+        self.path = control_path
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(timeout)
+        try:
+            self._sock.connect(control_path)
+        except OSError as e:
+            self._sock.close()
+            raise TableError("cannot reach the simulated table at %s: %s"
+                             % (control_path, e)) from e
+        self._buf = b""
+        self._next_id = 0
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> TableClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def request(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Send one request; return the reply, or raise TableError on {"ok": false}."""
+        self._next_id += 1
+        req = {"op": op, "id": self._next_id}
+        req.update(fields)
+        reply = self.raw(json.dumps(req).encode())
+        if reply.get("id") != self._next_id:
+            raise TableError("reply out of order: %r" % (reply,))
+        if not reply.get("ok"):
+            raise TableError(reply.get("error", "refused"))
+        return reply
+
+    def raw(self, line: bytes) -> dict[str, Any]:
+        """Send one raw line (no checks) and return the decoded reply."""
+        try:
+            self._sock.sendall(line.rstrip(b"\n") + b"\n")
+            while b"\n" not in self._buf:
+                data = self._sock.recv(65536)
+                if not data:
+                    raise TableError("the simulated table closed the control channel")
+                self._buf += data
+        except OSError as e:
+            raise TableError("control channel: %s" % e) from e
+        line, self._buf = self._buf.split(b"\n", 1)
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    # ---- inputs -------------------------------------------------------------
+
+    def set(self, signal: str, level: int) -> None:
+        self.request("set", signal=signal, level=level)
+
+    def press(self, key: str, ms: int = 120, wait: bool = False) -> None:
+        """Press a key (or any input) for ms; with wait, return after the release."""
+        self.request("press", key=key, ms=ms)
+        if wait:
+            self.wait_for(lambda t: not t.state()["inputs"][key], timeout=ms / 1000 + 2)
+
+    def release(self, key: str) -> None:
+        self.request("release", key=key)
+
+    def cover_on(self) -> None:
+        self.set("cover", 1)
+
+    def cover_off(self) -> None:
+        self.set("cover", 0)
+
+    def fasten_clasps(self) -> None:
+        self.set("clasp_left", 1)
+        self.set("clasp_right", 1)
+
+    def open_clasps(self) -> None:
+        self.set("clasp_left", 0)
+        self.set("clasp_right", 0)
+
+    def supervisor(self, on: bool) -> None:
+        self.set("supervisor", 1 if on else 0)
+
+    def reader_line(self, line: str, raw: bool = False) -> int:
+        return int(self.request("reader", line=line, raw=raw)["bytes"])
+
+    # ---- outputs ------------------------------------------------------------
+
+    def ping(self) -> dict[str, Any]:
+        return self.request("ping")
+
+    def signals(self) -> dict[str, Any]:
+        return self.request("signals")
+
+    def state(self) -> dict[str, Any]:
+        return self.request("state")
+
+    def lamps(self, last: int = 0) -> dict[str, Any]:
+        return self.request("lamps", last=last)
+
+    def outputs(self) -> dict[str, Any]:
+        out: dict[str, Any] = self.request("outputs")["outputs"]
+        return out
+
+    def events(self, since: int = 0, kinds: list[str] | None = None) -> dict[str, Any]:
+        if kinds is None:
+            return self.request("events", since=since)
+        return self.request("events", since=since, kinds=kinds)
+
+    def wait_for(self, predicate: Callable[[TableClient], Any], timeout: float = 5.0,
+                 interval: float = 0.02) -> Any:
+        """Poll predicate(self) until it returns something true; return that, or
+        raise TimeoutError after timeout seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = predicate(self)
+            if got:
+                return got
+            if time.monotonic() >= deadline:
+                raise TimeoutError("the simulated table did not reach the condition in %.1f s"
+                                   % timeout)
+            time.sleep(interval)
+
+    def wait_event(self, kind: str, since: int = 0, timeout: float = 5.0,
+                   match: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+        """Wait for the first event of `kind` numbered >= since (and matching)."""
+        def find(t: TableClient) -> dict[str, Any] | None:
+            for ev in t.events(since, [kind])["events"]:
+                if match is None or match(ev):
+                    return ev
+            return None
+        ev: dict[str, Any] = self.wait_for(find, timeout)
+        return ev

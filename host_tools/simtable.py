@@ -1,0 +1,571 @@
+"""The simulated Sic Bo table owned by the `sicbo vboard` host process.
+
+`TableServer(run_folder, board)` holds the table's physical state (cover,
+clasps, keys, supervisor switch, shake handle) and listens on two UNIX sockets
+in `run_folder`:
+
+- `wire.sock`: the interpreter side. `sim/machine.py` connects to it when
+  SICBO_SIM_WIRE names it; the frames are described at the top of
+  sim/machine.py and in docs/simulated-table.md. A new connection replaces the
+  old one (the interpreter restarted: the table survives, as a real table
+  survives a board reset) and gets the whole input state again.
+- `control.sock`: newline-delimited JSON requests and responses for tests, the
+  demo and integrators (docs/simulated-table.md; host_tools/simclient.py).
+
+The outputs are decoded into table terms: lamp frames (the bytes shifted into
+the 74HC595 chain, taken at each rising edge of the latch; or the WS2812
+bytes), solenoid/bell/shaker motor on-periods with their durations in board
+ticks, PWM settings, bytes sent to the dice reader, resets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import socket
+import threading
+import time
+from typing import Any, Callable
+
+PROTOCOL = "sicbo-sim 1"
+MAX_EVENTS = 10000
+MAX_FRAMES = 1000
+RESET_NAMES = {1: "power-on", 2: "hard", 3: "watchdog", 4: "deep-sleep", 5: "soft"}
+PWRON_RESET = 1
+FLOAT = 2
+INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
+                 "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
+                 "key_face_3", "key_face_4", "key_face_5", "key_face_6")
+OPS = ("ping", "signals", "set", "press", "release", "reader", "state", "lamps", "outputs",
+       "events")
+
+
+class BoardError(ValueError):
+    """The board description cannot drive a simulated table."""
+
+
+class RequestError(Exception):
+    """A control request that is refused; the message goes back to the client."""
+
+
+def _pin(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 39:
+        raise BoardError("%s: a GPIO number 0..39 is needed, got %r" % (where, value))
+    return value
+
+
+class _Input:
+    """How a physical input (1 = active: cover on, clasp fastened, key pressed)
+    appears on its pin: a key to GND with a pull-up is inverted and released
+    (floating, the pull-up reads 1) when not pressed; a sensor board drives."""
+
+    def __init__(self, name: str, spec: Any):
+        self.name = name
+        if isinstance(spec, dict):
+            self.pin = _pin(spec.get("pin"), "inputs.%s.pin" % name)
+            self.invert = bool(spec.get("invert", False))
+            self.pull = spec.get("pull", "none")
+        else:
+            self.pin = _pin(spec, "inputs.%s" % name)
+            self.invert = False
+            self.pull = "none"
+
+    def pad(self, active: int) -> int:
+        if self.invert:
+            return 0 if active else (FLOAT if self.pull == "up" else 1)
+        return 1 if active else (FLOAT if self.pull == "down" else 0)
+
+
+class _Output:
+    def __init__(self, name: str, pin: int):
+        self.name = name
+        self.pin = pin
+        self.level = 0
+        self.rose_ticks: int | None = None
+        self.rose_t: float | None = None
+        self.on_ms: list[int] = []
+        self.pwm: dict[str, int] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"pin": self.pin, "level": self.level, "on_count": len(self.on_ms),
+                "on_ms": list(self.on_ms[-100:]), "pwm": self.pwm}
+
+
+class TableServer:
+    def __init__(self, run_folder: str, board: dict[str, Any],
+                 lamp_names: list[str | None] | None = None):
+        if not isinstance(board, dict):
+            raise BoardError("board must be the decoded board file (a dict)")
+        self.run_folder = run_folder
+        self.wire_path = os.path.join(run_folder, "wire.sock")
+        self.control_path = os.path.join(run_folder, "control.sock")
+        self.lamp_names = lamp_names
+        self._inputs: dict[str, _Input] = {}
+        for name, spec in (board.get("inputs") or {}).items():
+            self._inputs[name] = _Input(name, spec)
+        self._outputs: dict[str, _Output] = {}
+        for name, spec in (board.get("outputs") or {}).items():
+            pin = spec.get("pin") if isinstance(spec, dict) else spec
+            self._outputs[name] = _Output(name, _pin(pin, "outputs.%s" % name))
+        self._by_pin_out = {o.pin: o for o in self._outputs.values()}
+        lamps = board.get("lamps") or {}
+        self.lamp_bus = lamps.get("bus", "hc595" if "latch" in lamps else
+                                  ("neopixel" if "pin" in lamps else None))
+        self.latch = _pin(lamps["latch"], "lamps.latch") if "latch" in lamps else None
+        self.mosi = _pin(lamps["mosi"], "lamps.mosi") if "mosi" in lamps else None
+        self.oe = _pin(lamps["oe"], "lamps.oe") if lamps.get("oe") is not None else None
+        self.neo_pin = _pin(lamps["pin"], "lamps.pin") if "pin" in lamps else None
+        if self.lamp_bus == "hc595" and (self.latch is None or self.mosi is None):
+            raise BoardError("lamps: a 74HC595 chain needs mosi and latch pins")
+        reader = board.get("reader") or None
+        self.reader_rx = _pin(reader["rx"], "reader.rx") if reader else None
+        self.reader_tx = _pin(reader["tx"], "reader.tx") if reader else None
+
+        self._lock = threading.RLock()
+        self._physical = {name: 0 for name in self._inputs}
+        self._releases: dict[str, float] = {}
+        self._events: list[dict[str, Any]] = []
+        self._next_event = 0
+        self._t0 = time.monotonic()
+        self._shift = bytearray()
+        self._frames: list[bytes] = []
+        self._frame_count = 0
+        self._pin_levels: dict[int, int] = {}
+        self._reader_tx = bytearray()
+        self._resets: list[int] = []
+        self._next_cause = PWRON_RESET
+        self._boots = 0
+        self._wire: socket.socket | None = None
+        self._wire_buf = b""
+        self._hello = False
+        self._sel: selectors.DefaultSelector | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._listeners: list[socket.socket] = []
+        self._clients: dict[socket.socket, bytes] = {}
+        self._wake_r, self._wake_w = os.pipe()
+
+    # ---- life ---------------------------------------------------------------
+
+    def start(self) -> None:
+        os.makedirs(self.run_folder, exist_ok=True)
+        self._sel = selectors.DefaultSelector()
+        for path, kind in ((self.wire_path, "wire-listen"), (self.control_path, "ctl-listen")):
+            if os.path.exists(path):
+                os.remove(path)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(path)
+            s.listen(8)
+            s.setblocking(False)
+            self._listeners.append(s)
+            self._sel.register(s, selectors.EVENT_READ, kind)
+        self._sel.register(self._wake_r, selectors.EVENT_READ, "wake")
+        self._thread = threading.Thread(target=self._run, name="simtable", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping = True
+        os.write(self._wake_w, b"x")
+        if self._thread is not None:
+            self._thread.join(5)
+        for path in (self.wire_path, self.control_path):
+            if os.path.exists(path):
+                os.remove(path)
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __enter__(self) -> TableServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        assert self._sel is not None
+        try:
+            while not self._stopping:
+                timeout = self._due_releases()
+                for key, _mask in self._sel.select(timeout):
+                    kind = key.data
+                    sock = key.fileobj
+                    if kind == "wake":
+                        os.read(self._wake_r, 64)
+                    elif kind == "wire-listen":
+                        self._accept_wire(sock)  # type: ignore[arg-type]
+                    elif kind == "ctl-listen":
+                        conn, _ = sock.accept()  # type: ignore[union-attr]
+                        conn.setblocking(False)
+                        self._clients[conn] = b""
+                        self._sel.register(conn, selectors.EVENT_READ, "ctl")
+                    elif kind == "wire":
+                        self._read_wire(sock)  # type: ignore[arg-type]
+                    elif kind == "ctl":
+                        self._read_control(sock)  # type: ignore[arg-type]
+        finally:
+            for s in list(self._clients) + self._listeners + ([self._wire] if self._wire else []):
+                try:
+                    self._sel.unregister(s)
+                except (KeyError, ValueError):
+                    pass
+                s.close()
+            self._clients.clear()
+            self._wire = None
+            self._sel.close()
+
+    def _due_releases(self) -> float | None:
+        with self._lock:
+            now = time.monotonic()
+            for name, at in list(self._releases.items()):
+                if at <= now:
+                    del self._releases[name]
+                    self._set_input(name, 0, "release")
+            if not self._releases:
+                return None
+            return max(0.0, min(self._releases.values()) - now)
+
+    # ---- events -------------------------------------------------------------
+
+    def _ms(self) -> int:
+        return int((time.monotonic() - self._t0) * 1000)
+
+    def _event(self, kind: str, **fields: Any) -> None:
+        ev = {"n": self._next_event, "t_ms": self._ms(), "kind": kind}
+        ev.update(fields)
+        self._next_event += 1
+        self._events.append(ev)
+        if len(self._events) > MAX_EVENTS:
+            del self._events[: len(self._events) - MAX_EVENTS]
+
+    # ---- the wire -----------------------------------------------------------
+
+    def _accept_wire(self, listener: socket.socket) -> None:
+        assert self._sel is not None
+        conn, _ = listener.accept()
+        if self._wire is not None:
+            self._drop_wire("replaced by a new connection")
+        self._wire = conn
+        self._wire_buf = b""
+        self._hello = False
+        self._sel.register(conn, selectors.EVENT_READ, "wire")
+
+    def _drop_wire(self, why: str) -> None:
+        assert self._sel is not None
+        if self._wire is None:
+            return
+        try:
+            self._sel.unregister(self._wire)
+        except (KeyError, ValueError):
+            pass
+        self._wire.close()
+        self._wire = None
+        with self._lock:
+            for out in self._outputs.values():
+                self._output_level(out, 0, None)
+            self._event("disconnect", why=why)
+
+    def _send(self, kind: bytes, payload: bytes) -> None:
+        if self._wire is None or not self._hello:
+            return
+        try:
+            self._wire.sendall(kind + len(payload).to_bytes(2, "big") + payload)
+        except OSError as e:
+            self._drop_wire("send failed: %s" % e)
+
+    def _read_wire(self, sock: socket.socket) -> None:
+        try:
+            data = sock.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            self._drop_wire("interpreter closed the wire")
+            return
+        buf = self._wire_buf + data
+        while len(buf) >= 3:
+            n = (buf[1] << 8) | buf[2]
+            if len(buf) < 3 + n:
+                break
+            kind, payload = buf[0:1], buf[3:3 + n]
+            buf = buf[3 + n:]
+            with self._lock:
+                self._frame(kind, payload)
+            if self._wire is None:
+                return
+        self._wire_buf = buf
+
+    def _frame(self, kind: bytes, pl: bytes) -> None:
+        if kind == b"H":
+            if pl.decode("ascii", "replace") != PROTOCOL:
+                self._event("error", message="wire hello %r, expected %r" % (pl, PROTOCOL))
+                self._drop_wire("protocol mismatch")
+                return
+            self._hello = True
+            self._boots += 1
+            cause = self._next_cause
+            self._next_cause = PWRON_RESET  # a kill without 'R' is a power cut
+            self._pin_levels.clear()
+            self._event("connect", boot=self._boots, reset_cause=RESET_NAMES.get(cause, cause))
+            self._send(b"C", bytes((cause,)))
+            for name, inp in self._inputs.items():
+                self._send(b"I", bytes((inp.pin, inp.pad(self._physical[name]))))
+            self._send(b"Y", b"")
+        elif kind == b"P" and len(pl) == 6:
+            pin, level = pl[0], pl[1]
+            ticks = int.from_bytes(pl[2:6], "big")
+            self._pin(pin, level, ticks)
+        elif kind == b"M" and len(pl) == 7:
+            pin = pl[0]
+            freq = int.from_bytes(pl[1:5], "big")
+            duty = int.from_bytes(pl[5:7], "big")
+            out = self._by_pin_out.get(pin)
+            pwm = {"freq": freq, "duty_u16": duty} if freq else None
+            if out is not None:
+                out.pwm = pwm
+            self._event("pwm", signal=out.name if out else None, pin=pin, pwm=pwm)
+        elif kind == b"S" and len(pl) >= 2:
+            if pl[0] == self.mosi:
+                self._shift.extend(pl[2:])
+                if len(self._shift) > 4096:
+                    del self._shift[:-4096]
+        elif kind == b"N" and len(pl) >= 1:
+            if pl[0] == self.neo_pin:
+                self._new_frame(bytes(pl[1:]))
+        elif kind == b"U" and len(pl) >= 1:
+            data = bytes(pl[1:])
+            if pl[0] == self.reader_tx:
+                self._reader_tx.extend(data)
+            self._event("uart_tx", pin=pl[0], data=data.decode("latin-1"))
+        elif kind == b"R" and len(pl) == 1:
+            self._resets.append(pl[0])
+            self._next_cause = pl[0]
+            self._event("reset", cause=RESET_NAMES.get(pl[0], pl[0]))
+        else:
+            self._event("error", message="bad wire frame %r of %d bytes" % (kind, len(pl)))
+
+    def _pin(self, pin: int, level: int, ticks: int) -> None:
+        old = self._pin_levels.get(pin, 0)
+        self._pin_levels[pin] = level
+        out = self._by_pin_out.get(pin)
+        if out is not None:
+            self._output_level(out, level, ticks)
+        elif pin == self.latch and level and not old:
+            self._new_frame(bytes(self._shift) if self._shift else
+                            (self._frames[-1] if self._frames else b""))
+            self._shift.clear()
+        elif pin == self.oe:
+            self._event("lamps_enable", enabled=not level)
+
+    def _output_level(self, out: _Output, level: int, ticks: int | None) -> None:
+        if level == out.level:
+            return
+        out.level = level
+        fields: dict[str, Any] = {"signal": out.name, "level": level, "ticks": ticks}
+        if level:
+            out.rose_ticks = ticks
+            out.rose_t = time.monotonic()
+        else:
+            if out.rose_ticks is not None and ticks is not None:
+                ms = (ticks - out.rose_ticks) & 0xFFFFFFFF
+            elif out.rose_t is not None:
+                ms = int((time.monotonic() - out.rose_t) * 1000)
+            else:
+                ms = 0
+            out.on_ms.append(ms)
+            del out.on_ms[:-1000]
+            fields["on_ms"] = ms
+            out.rose_ticks = None
+            out.rose_t = None
+        self._event("output", **fields)
+
+    def _new_frame(self, frame: bytes) -> None:
+        self._frames.append(frame)
+        self._frame_count += 1
+        del self._frames[:-MAX_FRAMES]
+        self._event("lamps", frame=frame.hex(), lit=self._lit(frame))
+
+    def _lit(self, frame: bytes) -> list[Any]:
+        if self.lamp_bus == "neopixel":
+            lit: list[Any] = [i for i in range(len(frame) // 3) if any(frame[3 * i:3 * i + 3])]
+        else:
+            n = len(frame)
+            lit = [c for c in range(8 * n) if frame[n - 1 - c // 8] >> (c % 8) & 1]
+        if self.lamp_names:
+            return [self.lamp_names[c] if c < len(self.lamp_names) and self.lamp_names[c]
+                    else c for c in lit]
+        return lit
+
+    # ---- physical inputs ----------------------------------------------------
+
+    def _set_input(self, name: str, active: int, how: str) -> None:
+        if self._physical[name] == active:
+            return
+        self._physical[name] = active
+        inp = self._inputs[name]
+        self._event("input", signal=name, level=active, how=how)
+        self._send(b"I", bytes((inp.pin, inp.pad(active))))
+
+    # ---- control channel ----------------------------------------------------
+
+    def _read_control(self, conn: socket.socket) -> None:
+        assert self._sel is not None
+        try:
+            data = conn.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            self._sel.unregister(conn)
+            del self._clients[conn]
+            conn.close()
+            return
+        buf = self._clients[conn] + data
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            if not line.strip():
+                continue
+            reply = self.handle_line(line)
+            try:
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+            except OSError:
+                break
+        if len(buf) > 1 << 20:
+            buf = b""
+        if conn in self._clients:
+            self._clients[conn] = buf
+
+    def handle_line(self, line: bytes) -> dict[str, Any]:
+        try:
+            req = json.loads(line)
+        except ValueError as e:
+            return {"ok": False, "error": "not JSON: %s" % e}
+        if not isinstance(req, dict):
+            return {"ok": False, "error": "a request is a JSON object with an 'op'"}
+        try:
+            reply = self.handle(req)
+        except RequestError as e:
+            reply = {"ok": False, "error": str(e)}
+        if "id" in req:
+            reply["id"] = req["id"]
+        return reply
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        op = req.get("op")
+        fn: Callable[[dict[str, Any]], dict[str, Any]] | None = getattr(
+            self, "_op_%s" % op, None) if isinstance(op, str) and op in OPS else None
+        if fn is None:
+            raise RequestError("unknown op %r; ops are: %s" % (op, ", ".join(OPS)))
+        with self._lock:
+            return fn(req)
+
+    def _signal(self, req: dict[str, Any], field: str) -> str:
+        name = req.get(field)
+        if name not in self._inputs:
+            raise RequestError("unknown input %s %r; inputs of this board: %s"
+                               % (field, name, ", ".join(sorted(self._inputs))))
+        return name  # type: ignore[return-value]
+
+    def _op_ping(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "protocol": PROTOCOL}
+
+    def _op_signals(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True,
+                "inputs": {n: i.pin for n, i in self._inputs.items()},
+                "outputs": {n: o.pin for n, o in self._outputs.items()},
+                "lamps": {"bus": self.lamp_bus, "latch": self.latch, "mosi": self.mosi,
+                          "oe": self.oe, "pin": self.neo_pin},
+                "reader": {"rx": self.reader_rx, "tx": self.reader_tx}
+                if self.reader_rx is not None else None}
+
+    def _op_set(self, req: dict[str, Any]) -> dict[str, Any]:
+        name = self._signal(req, "signal")
+        level = req.get("level")
+        if level not in (0, 1) or isinstance(level, float):
+            raise RequestError("level must be 0 or 1, got %r" % (level,))
+        self._releases.pop(name, None)
+        self._set_input(name, int(level), "set")
+        return {"ok": True, "signal": name, "level": int(level)}
+
+    def _op_press(self, req: dict[str, Any]) -> dict[str, Any]:
+        name = self._signal(req, "key")
+        ms = req.get("ms", 120)
+        if isinstance(ms, bool) or not isinstance(ms, int) or not 1 <= ms <= 600000:
+            raise RequestError("ms must be an int 1..600000, got %r" % (ms,))
+        self._set_input(name, 1, "press")
+        self._releases[name] = time.monotonic() + ms / 1000
+        os.write(self._wake_w, b"x")
+        return {"ok": True, "key": name, "ms": ms}
+
+    def _op_release(self, req: dict[str, Any]) -> dict[str, Any]:
+        name = self._signal(req, "key")
+        self._releases.pop(name, None)
+        self._set_input(name, 0, "release")
+        return {"ok": True, "key": name}
+
+    def _op_reader(self, req: dict[str, Any]) -> dict[str, Any]:
+        if self.reader_rx is None:
+            raise RequestError("this board has no dice reader UART")
+        line = req.get("line")
+        if not isinstance(line, str):
+            raise RequestError("line must be a string")
+        data = line.encode("latin-1", "replace")
+        if not req.get("raw") and not data.endswith(b"\n"):
+            data += b"\n"
+        if len(data) > 4000:
+            raise RequestError("line too long (%d bytes, at most 4000)" % len(data))
+        if self._wire is None or not self._hello:
+            raise RequestError("no interpreter is connected: the line would be lost")
+        self._send(b"U", bytes((self.reader_rx,)) + data)
+        self._event("reader_rx", data=data.decode("latin-1"))
+        return {"ok": True, "bytes": len(data)}
+
+    def _op_state(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True,
+                "connected": self._wire is not None and self._hello,
+                "boots": self._boots,
+                "inputs": dict(self._physical),
+                "pressed_until_ms": {n: int((at - self._t0) * 1000)
+                                     for n, at in self._releases.items()},
+                "outputs": {n: o.level for n, o in self._outputs.items()},
+                "lamps": self._lamps_summary(0),
+                "reader_tx": self._reader_tx.decode("latin-1"),
+                "resets": [RESET_NAMES.get(c, c) for c in self._resets],
+                "next_event": self._next_event}
+
+    def _lamps_summary(self, last: int) -> dict[str, Any]:
+        frame = self._frames[-1] if self._frames else None
+        out: dict[str, Any] = {
+            "bus": self.lamp_bus, "frames": self._frame_count,
+            "frame": frame.hex() if frame is not None else None,
+            "lit": self._lit(frame) if frame is not None else [],
+            "enabled": self._pin_levels.get(self.oe, 0) == 0 if self.oe is not None else True}
+        if last:
+            out["history"] = [f.hex() for f in self._frames[-last:]]
+        return out
+
+    def _op_lamps(self, req: dict[str, Any]) -> dict[str, Any]:
+        last = req.get("last", 0)
+        if isinstance(last, bool) or not isinstance(last, int) or not 0 <= last <= MAX_FRAMES:
+            raise RequestError("last must be an int 0..%d, got %r" % (MAX_FRAMES, last))
+        out = self._lamps_summary(last)
+        out["ok"] = True
+        return out
+
+    def _op_outputs(self, req: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "outputs": {n: o.as_dict() for n, o in self._outputs.items()}}
+
+    def _op_events(self, req: dict[str, Any]) -> dict[str, Any]:
+        since = req.get("since", 0)
+        if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+            raise RequestError("since must be an int >= 0, got %r" % (since,))
+        kinds = req.get("kinds")
+        if kinds is not None and (not isinstance(kinds, list)
+                                  or not all(isinstance(k, str) for k in kinds)):
+            raise RequestError("kinds must be a list of event kinds")
+        evs = [e for e in self._events if e["n"] >= since
+               and (kinds is None or e["kind"] in kinds)]
+        first = self._events[0]["n"] if self._events else self._next_event
+        return {"ok": True, "events": evs, "next": self._next_event,
+                "dropped": max(0, first - since)}
