@@ -11,9 +11,10 @@
 # so the lamps never show the registers' random power-on contents.
 #
 # PixelLamps: a WS2812 strip through `neopixel`: channel c -> pixel c, lit in
-# one configurable colour; the strip is written whole.
-
-from sicbo.settle import channel_on
+# one configurable colour; the strip is written whole. It reads the bits as
+# sicbo.settle.channel_on does (same layout; not imported, so the adapter does
+# not pull the rules engine into a heap that does not need it: diagnostics,
+# the virtual board's lamp test).
 
 
 class ShiftLamps:
@@ -72,8 +73,9 @@ class PixelLamps:
         strip = self._strip
         lit = self._lit
         dark = self._dark
+        last = self.row_bytes - 1
         for c in range(self._channels):
-            strip[c] = lit if channel_on(frame, c) else dark
+            strip[c] = lit if (frame[last - (c >> 3)] >> (c & 7)) & 1 else dark
         strip.write()
         self.frames += 1
 
