@@ -47,6 +47,7 @@ class UART:
         if t == r:
             raise ValueError("UART(%d): tx and rx must be different pins" % self._id)
         self.baudrate = baudrate
+        self._timeout = timeout
         _uart_txpin[self._id] = t
         _uart_rxpin[self._id] = r
         _uart_rxmax[self._id] = rxbuf
@@ -67,6 +68,19 @@ class UART:
         _pump()
         return len(_uart_rx[self._id])
 
+    def _wait(self, n, line):
+        # Real clock only: wait up to `timeout` ms for n bytes (or a line), as
+        # the board's driver does; the manual clock never waits.
+        _pump()
+        if not _m._real or not self._timeout:
+            return
+        t0 = _m.sim_ticks_ms()
+        while _m.sim_ticks_diff(_m.sim_ticks_ms(), t0) < self._timeout:
+            b = _uart_rx[self._id]
+            if len(b) >= n or (line and b.find(b"\n") >= 0):
+                return
+            _m.idle()
+
     def _take(self, n):
         b = _uart_rx[self._id]
         out = bytes(b[:n])
@@ -75,7 +89,7 @@ class UART:
 
     def read(self, nbytes=-1):
         self._check()
-        _pump()
+        self._wait(1 if nbytes is None or nbytes < 0 else nbytes, False)
         b = _uart_rx[self._id]
         if not b:
             return None
@@ -85,7 +99,7 @@ class UART:
 
     def readline(self):
         self._check()
-        _pump()
+        self._wait(_uart_rxmax[self._id], True)
         b = _uart_rx[self._id]
         if not b:
             return None
@@ -94,7 +108,7 @@ class UART:
 
     def readinto(self, buf, nbytes=-1):
         self._check()
-        _pump()
+        self._wait(len(buf) if nbytes is None or nbytes < 0 else nbytes, False)
         b = _uart_rx[self._id]
         if not b:
             return None

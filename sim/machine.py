@@ -24,7 +24,9 @@
 # IRQs are soft, as on the ESP32: a pin edge or a timer expiry queues its
 # handler (queue of 32, overflow counted in sim_lost_irqs()); the queue runs at
 # the end of the sim call that caused it (sim_set, sim_advance, Pin.value,
-# ...), never nested, and not while disable_irq() is in force.
+# ...), never nested, and not while disable_irq() is in force. With the manual
+# clock a handler's exception propagates to the test; with the real clock it
+# is printed and the board carries on, as the ESP32 does.
 #
 # Test-facing API (all module functions):
 #   sim_reset(ticks=0, real=False)  forget every pin, bus, timer, WDT, log;
@@ -277,12 +279,23 @@ def _dispatch():
             _qn -= 1
             if code < 100:
                 fn = _irq_fn[code]
-                if fn is not None:
-                    fn(_irq_pin[code])
+                arg = _irq_pin[code]
             else:
                 fn = _t_cb[code - 100]
-                if fn is not None and _t_obj[code - 100] is not None:
-                    fn(_t_obj[code - 100])
+                arg = _t_obj[code - 100]
+            if fn is None or arg is None:
+                continue
+            if not _real:
+                fn(arg)  # a test sees its handler's exception
+                continue
+            try:
+                fn(arg)
+            except Exception as e:  # as the board does: report, carry on
+                print("Unhandled exception in IRQ callback handler")
+                if _MP:
+                    sys.print_exception(e)
+                else:
+                    print(repr(e))
     finally:
         _in_dispatch = False
 

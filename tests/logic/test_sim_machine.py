@@ -447,3 +447,39 @@ def test_sim_reset_forgets_everything():
     machine.sim_advance(100)
     assert machine.sim_resets() == []
     assert machine.sim_ticks_ms() == 100
+
+
+def test_handler_exception_reaches_the_test_on_the_manual_clock():
+    machine.sim_reset()
+    p = Pin(18, Pin.IN)
+
+    def bad(pin):
+        raise KeyError("handler bug")
+
+    p.irq(bad, Pin.IRQ_RISING)
+    _raises(KeyError, machine.sim_set, 18, 1)
+    seen = []
+    p.irq(lambda q: seen.append(1), Pin.IRQ_FALLING)
+    machine.sim_set(18, 0)  # the queue still works after the exception
+    assert seen == [1]
+
+
+def test_real_clock_fires_timers_when_pumped():
+    import time
+    machine.sim_reset(real=True)
+    try:
+        fired = []
+        Timer(0).init(mode=Timer.ONE_SHOT, period=5, callback=lambda t: fired.append(1))
+
+        def bad(t):
+            raise KeyError("printed, not raised, as on the board")
+
+        Timer(1).init(mode=Timer.ONE_SHOT, period=5, callback=bad)
+        _raises(ValueError, machine.sim_advance, 10)
+        t0 = time.ticks_ms()
+        while not fired and time.ticks_diff(time.ticks_ms(), t0) < 2000:
+            machine.idle()
+        assert fired == [1]
+        assert machine.sim_ticks_diff(machine.sim_ticks_ms(), t0) >= 5
+    finally:
+        machine.sim_reset()
