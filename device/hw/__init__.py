@@ -71,8 +71,13 @@ class TimedOutput:
         self._for = ms
         self._on = True
         self.starts += 1
-        self._pin.value(1)
+        # Timer first, output second: the output is never on without its
+        # timer. Should the callback run in between (a start delayed past
+        # the whole period), it has cleared _on and the output goes off again.
         arm_one_shot(self._timer, ms, self._cb, self._hard)
+        self._pin.value(1)
+        if not self._on:
+            self._pin.value(0)
         return True
 
     def update(self, now=None):

@@ -141,6 +141,8 @@ class Solenoid:
                     if elapsed >= self._pull_in:
                         self._drive(self._hold)
                         self._held = True
+                        if not self._coil:  # the hard off ran meanwhile
+                            self._drive(0)
                     else:
                         return self._pull_in - elapsed
                 return self._on_ms - elapsed
@@ -172,8 +174,12 @@ class Solenoid:
         self._forced = False
         self._coil = True
         self._state = _ON
+        # Timer first, coil second (see hw.TimedOutput.start): if the hard
+        # off ran in between, it cleared _coil and the coil goes off again.
         arm_one_shot(self._timer, self.max_on_ms, self._cb, self._hard)
         self._drive(_FULL)
+        if not self._coil:
+            self._drive(0)
 
     def stop(self):
         """Coil off at once and the train dropped."""

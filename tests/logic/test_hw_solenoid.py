@@ -214,3 +214,26 @@ def test_motor_runs_for_its_time_and_its_timer_stops_it():
         pass
     else:
         raise AssertionError("ran past its maximum")
+
+
+class InstantTimer:
+    """A timer whose callback runs as it is armed: a switch-on delayed past
+    the whole hard-off period (say by a long garbage collection)."""
+
+    def init(self, mode=1, period=-1, callback=None):
+        callback(self)
+
+    def deinit(self):
+        pass
+
+
+def test_hard_off_that_runs_before_the_switch_on_still_wins():
+    machine.sim_reset()
+    sol = Solenoid(Pin(COIL, Pin.OUT), InstantTimer(), ticks_ms=machine.sim_ticks_ms)
+    sol.start(1, 60, 0)
+    assert machine.sim_output(COIL) == 0 and not sol.is_on()
+    assert sol.forced_offs == 1
+    machine.sim_reset()
+    m = ShakerMotor(Pin(MOTOR, Pin.OUT), InstantTimer(), 3000, ticks_ms=machine.sim_ticks_ms)
+    m.run()
+    assert machine.sim_output(MOTOR) == 0 and not m.running()
