@@ -5,7 +5,8 @@
 # machine.WDT only if every registered task has reported within its deadline.
 # One stalled task means no feeding, so the board resets after the WDT's
 # timeout (machine.WDT cannot be stopped once made). stalled(now) names the
-# first late task, for the journal before the reset.
+# first late task, for the journal before the reset. With no task registered
+# feed() feeds: register every task before the first feed.
 
 import time
 from array import array
