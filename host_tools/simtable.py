@@ -149,6 +149,10 @@ class TableServer:
     # ---- life ---------------------------------------------------------------
 
     def start(self) -> None:
+        for path in (self.wire_path, self.control_path):
+            if len(os.fsencode(path)) > 107:
+                raise ValueError("%s: a UNIX socket path is limited to 107 bytes; use a "
+                                 "shorter run folder" % path)
         os.makedirs(self.run_folder, exist_ok=True)
         self._sel = selectors.DefaultSelector()
         for path, kind in ((self.wire_path, "wire-listen"), (self.control_path, "ctl-listen")):

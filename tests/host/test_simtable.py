@@ -304,6 +304,12 @@ def test_board_errors(tmp_path):
     assert srv.handle({"op": "signals"})["inputs"] == {"cover": 34}
 
 
+def test_too_long_a_run_folder_is_refused(tmp_path):
+    srv = TableServer(str(tmp_path / ("x" * 120)), board())
+    with pytest.raises(ValueError, match="107 bytes"):
+        srv.start()
+
+
 def test_stop_removes_the_sockets(tmp_path):
     srv = TableServer(str(tmp_path), board())
     srv.start()
