@@ -129,6 +129,17 @@ def _board_reset(cause):
         _wframe(b"R", bytes((cause,)))
 
 
+def _exit(what, cause):
+    # The reset ends the program. On the virtual board (SICBO_VBOARD_RESET_EXIT
+    # set) the interpreter exits with that status for a hard or watchdog reset,
+    # so that the relay restarts it as at power-on, and with status 0 for a
+    # soft reset (as sys.exit() does); elsewhere SystemExit names the reset.
+    code = _m._env("SICBO_VBOARD_RESET_EXIT")
+    if code:
+        raise SystemExit(0 if cause == SOFT_RESET else int(code))
+    raise SystemExit(what)
+
+
 def _fire_due(now):
     # Fire every timer and WDT expiry due at `now` (ticks), in time order.
     while True:
@@ -150,7 +161,7 @@ def _fire_due(now):
         if best == 9:
             _board_reset(WDT_RESET)
             if _m._real:
-                raise SystemExit("WDT reset")
+                _exit("WDT reset", WDT_RESET)
             continue
         if _t_mode[best] == 1:
             _t_due[best] = _tadd(_t_due[best], _t_period[best])
@@ -191,9 +202,9 @@ def sim_advance(ms):
 
 def reset():
     _board_reset(HARD_RESET)
-    raise SystemExit("machine.reset()")
+    _exit("machine.reset()", HARD_RESET)
 
 
 def soft_reset():
     _board_reset(SOFT_RESET)
-    raise SystemExit("machine.soft_reset()")
+    _exit("machine.soft_reset()", SOFT_RESET)

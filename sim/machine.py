@@ -35,7 +35,9 @@
 # is released (an output falls to its external/pull level, so a coil drops).
 # machine.reset()/soft_reset() then raise SystemExit (they never return); a WDT
 # expiry raises SystemExit only on the real clock (the virtual board's
-# interpreter ends and is restarted), not inside sim_advance.
+# interpreter ends and is restarted), not inside sim_advance. With
+# SICBO_VBOARD_RESET_EXIT set (by sicbo vboard) a hard or WDT reset exits with
+# that status and a soft reset with status 0.
 #
 # Memory: Timer/WDT/sim_advance, SPI/PWM/bitstream, UART and RTC live in
 # _sim_time.py, _sim_spi.py, _sim_uart.py and _sim_rtc.py, loaded on first use

@@ -387,3 +387,23 @@ def test_real_interpreter_over_the_wire(table, tmp_path):
     st = c.state()
     assert st["reader_tx"] == "HELLO\n" and st["resets"] == ["watchdog"]
     assert not st["connected"]
+
+
+@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no unix-port micropython")
+def test_resets_exit_with_the_virtual_boards_status(table, tmp_path):
+    srv, c = table
+    script = tmp_path / "reset.py"
+    script.write_text("import sys\nsys.path.insert(0, %r)\nimport machine\n"
+                      "machine.Pin(25, machine.Pin.OUT, value=1)\n"
+                      "machine.%s()\nprint('not reached')\n"
+                      % (os.path.join(REPO, "sim"), "reset"))
+    env = dict(os.environ, SICBO_SIM_WIRE=srv.wire_path, SICBO_VBOARD_RESET_EXIT="233")
+    r = subprocess.run([MICROPYTHON, str(script)], env=env, capture_output=True, timeout=10)
+    assert r.returncode == 233 and b"not reached" not in r.stdout
+    script.write_text(script.read_text().replace("machine.reset()", "machine.soft_reset()"))
+    r = subprocess.run([MICROPYTHON, str(script)], env=env, capture_output=True, timeout=10)
+    assert r.returncode == 0 and b"not reached" not in r.stdout
+    c.wait_for(lambda t: len(t.state()["resets"]) == 2)
+    st = c.state()
+    assert st["resets"] == ["hard", "soft"] and st["boots"] == 2
+    assert c.outputs()["solenoid"]["on_count"] == 2  # released by each reset
