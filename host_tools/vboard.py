@@ -59,10 +59,12 @@ import tty
 from host_tools import REPO
 
 SIM_DIR = os.path.join(REPO, "sim")
+DEFAULT_BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 DEFAULT_HEAP = "110k"
 # Exit status by which the interpreter asks for a hard reset (machine.reset()).
 RESET_EXIT = 233
 RAW_HEADER = b"raw REPL; CTRL-B to exit\r\n"
+PROMPT = b">>> "
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 _MARK = b"\x1b_vboard:"
 _MARK_END = b"\x1b\\"
@@ -202,10 +204,20 @@ def _take_controlling_tty():  # runs in the child between fork and exec
 
 
 def _load_board(board):
-    if board is None or isinstance(board, dict):
+    if isinstance(board, dict):
         return board
-    with open(board, encoding="utf-8") as f:
+    with open(board or DEFAULT_BOARD, encoding="utf-8") as f:
         return json.load(f)
+
+
+def _lamp_names(table):
+    """The table's lamp_order (channel names) for the simulated table, or None."""
+    if not table:
+        return None
+    from sicbo import config
+
+    with open(table, encoding="utf-8") as f:
+        return list(config.load_table(f.read()).lamp_order)
 
 
 class _NewlineFilter:
@@ -246,7 +258,7 @@ class VirtualBoard:
     """
 
     def __init__(self, folder, board=None, link=None, heap=DEFAULT_HEAP, frozen=SIM_DIR,
-                 table=True, log=None, command=None):
+                 table=True, log=None, command=None, table_file=None):
         self.folder = os.path.abspath(folder)
         self.fs = os.path.join(self.folder, "fs")
         self.link = os.path.abspath(link) if link else os.path.join(self.folder, "tty")
@@ -254,6 +266,7 @@ class VirtualBoard:
         self.heap = heap
         self.frozen = frozen if frozen and os.path.isdir(frozen) else ""
         self.want_table = table
+        self.table_file = table_file
         self.log = log  # callable(str) for events, or None
         self.command = command or micropython_command()
         self.control = self.wire = None
@@ -397,10 +410,10 @@ class VirtualBoard:
             # TODO(integration): host_tools/simtable.py not written yet.
             self._event("no simulated table (host_tools.simtable not available)")
             return
-        self.table = TableServer(self.folder, self.board)
+        self.table = TableServer(self.folder, self.board, lamp_names=_lamp_names(self.table_file))
         self.table.start()
-        self.wire = os.path.join(self.folder, "wire.sock")
-        self.control = os.path.join(self.folder, "control.sock")
+        self.wire = self.table.wire_path
+        self.control = self.table.control_path
 
     def _spawn(self, kind):
         master, slave = os.openpty()
@@ -428,7 +441,7 @@ class VirtualBoard:
 class _Relay:
     """The relay loop (one thread): owns both pty masters and the interpreter."""
 
-    OFF, BOOT, HIDE, RUN = "off", "boot", "hide", "run"
+    OFF, BOOT, PROMPT, HIDE, RUN = "off", "boot", "prompt", "hide", "run"
 
     def __init__(self, vb):
         self.vb = vb
@@ -440,6 +453,8 @@ class _Relay:
         self.to_host = bytearray()
         self.pending = bytearray()   # host input held while the board boots
         self.carry = b""             # a possible partial marker/header
+        self.carry_prompt = b""      # a possible partial prompt
+        self.sent_raw = False
         self.tail = b""              # recent output, for the REPL mode
         self.raw_mode = False
         self.nl = _NewlineFilter()
@@ -525,7 +540,29 @@ class _Relay:
                     self.kill()
                     self.after_exit(code)
                     return
+            elif self.state == self.PROMPT:
+                # the REPL's first prompt: it now reads its input (and its
+                # switch to raw termios, TCSAFLUSH, has happened)
+                window = self.carry_prompt + data
+                self.emit(data)
+                if PROMPT in window:
+                    self.carry_prompt = b""
+                    self.go_run()
+                else:
+                    self.carry_prompt = window[-(len(PROMPT) - 1):]
+                return
             elif self.state == self.HIDE:
+                # soft reset from the raw REPL: the banner is not shown, the
+                # REPL is put back in raw mode once it reads its input
+                if not self.sent_raw:
+                    window = self.carry_prompt + data
+                    if PROMPT in window:
+                        self.sent_raw = True
+                        self.to_child += b"\x01"
+                        self.carry_prompt = b""
+                    else:
+                        self.carry_prompt = window[-(len(PROMPT) - 1):]
+                    return
                 i = data.find(RAW_HEADER)
                 if i < 0:
                     keep = _partial_suffix(data, RAW_HEADER)
@@ -539,11 +576,12 @@ class _Relay:
                 return
 
     def booted(self):
+        self.carry_prompt = b""
         if self.kind == SOFT_RAW:
             self.state = self.HIDE
-            self.to_child += b"\x01"
+            self.sent_raw = False
         else:
-            self.go_run()
+            self.state = self.PROMPT
 
     def go_run(self):
         self.state = self.RUN
@@ -556,11 +594,14 @@ class _Relay:
         if code == RESET_EXIT:
             self.vb._event("hard reset (machine.reset)")
             self.spawn(POWER_ON)
-        elif code < 0:
+        elif code < 0 and code != -signal.SIGINT:
             self.vb.crashes += 1
             self.vb._event("interpreter killed by signal %d: rebooting" % -code)
             self.spawn(POWER_ON)
         else:
+            # Ctrl-D, sys.exit(), or a Ctrl-C that arrived as the interpreter
+            # was leaving its code (SIGINT then has its default action): a
+            # board soft-resets in all these cases
             raw = self.raw_mode
             self.emit(SOFT_REBOOT)
             self.spawn(SOFT_RAW if raw else SOFT_FRIENDLY)
@@ -589,9 +630,15 @@ class _Relay:
         self.vb.bytes_in += len(data)
         if self.state == self.OFF:
             return
-        if self.state == self.RUN or (self.state == self.BOOT and self.kind != SOFT_RAW):
+        if self.state == self.RUN:
             self.to_child += data
+        elif self.state == self.BOOT and b"\x03" in data:
+            # Ctrl-C interrupts boot.py/main.py at once; the rest waits for the REPL
+            self.to_child += b"\x03" * data.count(b"\x03")
+            self.pending += data.replace(b"\x03", b"")
         else:
+            # held until the REPL reads its input: the unix port flushes pending
+            # input when it switches its terminal to raw mode
             self.pending += data
 
     # ---- loop ----
@@ -694,7 +741,8 @@ def _partial_suffix(data, marker):
     return 0
 
 
-def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.stdout):
+def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.stdout,
+                   table_file=None):
     """`sicbo vboard`: start, print where to connect, run until Ctrl-C/SIGTERM."""
     stop = threading.Event()
 
@@ -705,7 +753,7 @@ def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.std
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-    vb = VirtualBoard(folder, board=board, link=link, heap=heap, log=log)
+    vb = VirtualBoard(folder, board=board, link=link, heap=heap, log=log, table_file=table_file)
     try:
         vb.start()
         print("virtual board on %s" % vb.pty, file=out)

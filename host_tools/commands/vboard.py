@@ -15,7 +15,10 @@ def add_arguments(parser):
                         help="run folder: fs/ is the board's filesystem, tty links to the "
                              "serial port, the table's sockets live here (default: build/vboard)")
     parser.add_argument("--board", metavar="FILE",
-                        help="board file (pin map) for the simulated table")
+                        help="board file (pin map) for the simulated table "
+                             "(default: board_config/boards/virtual.json)")
+    parser.add_argument("--table", metavar="FILE",
+                        help="table file: names the lamp channels on the control socket")
     parser.add_argument("--link", metavar="PATH",
                         help="stable link to the serial port (default: DIR/tty)")
     parser.add_argument("--heap", default="110k",
@@ -29,6 +32,7 @@ def run(args):
     if args.board and not os.path.isfile(args.board):
         raise UsageError("no board file %s" % args.board)
     try:
-        return run_foreground(args.folder, board=args.board, link=args.link, heap=args.heap)
+        return run_foreground(args.folder, board=args.board, link=args.link, heap=args.heap,
+                              table_file=args.table)
     except (OSError, RuntimeError, ValueError) as e:
         raise UsageError("cannot start the virtual board: %s" % e) from None

@@ -1,0 +1,194 @@
+"""`sicbo test --on cpython|micropython|DEV`: run the portable logic tests
+(tests/logic) where they run, and report "N passed, N failed" as the last line.
+
+* ``cpython``: pytest over tests/logic;
+* ``micropython``: the local unix port with an ESP32-sized heap
+  (host_tools/mprun.py: one interpreter per test file);
+* anything else is a serial port (a board or a virtual board's tty link):
+  device/ (the .py files: the tests import the app's modules too), sim/,
+  tests/logic and tests/mp_runner.py are copied under
+  ``/t`` on the board with mpremote (``fs cp -r``: unchanged files are skipped
+  by hash), then each test file runs after a soft reset (a fresh heap), and
+  the counts come back. ``--clean`` removes ``/t`` afterwards.
+
+The exit status is 0 only if something passed and nothing failed.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from host_tools import REPO
+from host_tools.cli import UsageError
+
+NAME = "test"
+HELP = "run the logic tests under CPython, the local unix port, or on a board (--on DEV)"
+
+LOGIC = os.path.join(REPO, "tests", "logic")
+BOARD_ROOT = "/t"
+_COUNTS = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
+
+
+def add_arguments(parser):
+    parser.add_argument("--on", required=True, metavar="cpython|micropython|DEV",
+                        help="where to run: CPython (pytest), the local MicroPython unix port, "
+                             "or a board's serial port (real or virtual)")
+    parser.add_argument("files", nargs="*", metavar="test_x.py",
+                        help="only these files of tests/logic (default: all)")
+    parser.add_argument("--heap", default="110k", help="unix port heap (default 110k)")
+    parser.add_argument("--clean", action="store_true",
+                        help="on a board: remove the copied tests (/t) afterwards")
+
+
+def _names(files):
+    names = sorted(n for n in os.listdir(LOGIC) if n.startswith("test_") and n.endswith(".py"))
+    if not files:
+        return names
+    out = []
+    for f in files:
+        base = os.path.basename(f)
+        if base not in names:
+            raise UsageError("no test file %s in tests/logic" % f)
+        out.append(base)
+    return out
+
+
+def _finish(passed, failed):
+    print("%d passed, %d failed" % (passed, failed))
+    sys.stdout.flush()
+    return 0 if passed and not failed else 1
+
+
+def run_cpython(files):
+    names = _names(files)
+    cmd = [sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider"] + \
+        [os.path.join("tests", "logic", n) for n in names]
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    sys.stdout.write(out)
+    tail = out.strip().splitlines()[-1] if out.strip() else ""
+    passed = int(m.group(1)) if (m := re.search(r"(\d+) passed", tail)) else 0
+    failed = sum(int(x) for x in re.findall(r"(\d+) (?:failed|error)", tail))
+    if r.returncode and not failed:
+        failed = 1
+    return _finish(passed, failed)
+
+
+def run_micropython(files, heap):
+    names = _names(files)
+    if os.path.exists(os.path.join(REPO, "host_tools", "mprun.py")):
+        cmd = [sys.executable, "-m", "host_tools.mprun", "--heap", heap, "tests/logic"] + names
+    else:  # pragma: no cover - the one-process runner
+        from host_tools.vboard import micropython_command
+        cmd = micropython_command() + ["-X", "heapsize=" + heap, "tests/mp_runner.py",
+                                       "tests/logic"] + names
+    r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    found = _COUNTS.findall(out)
+    sys.stdout.write(_COUNTS.sub("", out).rstrip() + "\n")
+    if not found:
+        return _finish(0, 1)
+    passed, failed = (int(x) for x in found[-1])
+    if r.returncode and not failed:
+        failed = 1
+    return _finish(passed, failed)
+
+
+def _stage(tmp):
+    """The tree copied to the board: .py files only."""
+    root = os.path.join(tmp, "t")
+    for src, dest in (("device", "device"), ("sim", "sim"), ("tests/logic", "tests/logic")):
+        full = os.path.join(REPO, src)
+        if not os.path.isdir(full):
+            continue
+        for top, dirs, names in os.walk(full):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for n in names:
+                if n.endswith(".py"):
+                    rel = os.path.relpath(os.path.join(top, n), full)
+                    out = os.path.join(root, dest, rel)
+                    os.makedirs(os.path.dirname(out), exist_ok=True)
+                    shutil.copyfile(os.path.join(top, n), out)
+    os.makedirs(os.path.join(root, "tests"), exist_ok=True)
+    shutil.copyfile(os.path.join(REPO, "tests", "mp_runner.py"),
+                    os.path.join(root, "tests", "mp_runner.py"))
+    return root
+
+
+_PREPARE = r'''
+import os
+for d in ('/tmp', '%s'):
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+''' % BOARD_ROOT
+
+_RUN_ONE = r'''
+import sys
+sys.argv[:] = ['mp_runner', '%(root)s/tests/logic', '%(name)s']
+sys.path.insert(0, '%(root)s/tests')
+import mp_runner
+'''
+
+_CLEAN = r'''
+import os
+def _rm(p):
+    for e in os.ilistdir(p):
+        q = p + '/' + e[0]
+        if e[1] == 0x4000:
+            _rm(q)
+        else:
+            os.remove(q)
+    os.rmdir(p)
+_rm('%s')
+''' % BOARD_ROOT
+
+
+def run_board(port, files, clean=False, mpremote=None):
+    from host_tools.deploy import MpRemote
+
+    names = _names(files)
+    mp = mpremote or MpRemote(port, timeout=900)
+    mp.check_port()
+    with tempfile.TemporaryDirectory(prefix="sicbo-test-") as tmp:
+        root = _stage(tmp)
+        chain = ["exec", _PREPARE]
+        for sub in sorted(os.listdir(root)):
+            chain += ["+", "fs", "cp", "-r", os.path.join(root, sub), ":%s/" % BOARD_ROOT]
+        mp.run(*chain)
+    print("copied the tests to %s:%s" % (port, BOARD_ROOT))
+    passed = failed = 0
+    chain = []
+    for i, name in enumerate(names):
+        if i:
+            chain += ["+", "soft-reset", "+"]
+        chain += ["exec", _RUN_ONE % {"root": BOARD_ROOT, "name": name}]
+    out = mp.run(*chain)
+    # one "N passed, N failed" per file, in order
+    found = _COUNTS.findall(out)
+    sys.stdout.write(re.sub(r"\n{3,}", "\n\n", _COUNTS.sub("", out)).strip() + "\n")
+    for i, (p, f) in enumerate(found):
+        passed += int(p)
+        failed += int(f)
+        if len(found) == len(names):
+            print("  %-32s %4s passed %3s failed" % (names[i], p, f))
+    if len(found) < len(names):
+        missing = len(names) - len(found)
+        print("%d test file(s) gave no count (the board stopped?)" % missing)
+        failed += missing
+    if clean:
+        mp.run("exec", _CLEAN)
+    return _finish(passed, failed)
+
+
+def run(args):
+    where = args.on
+    if where == "cpython":
+        return run_cpython(args.files)
+    if where == "micropython":
+        return run_micropython(args.files, args.heap)
+    return run_board(where, args.files, clean=args.clean)
