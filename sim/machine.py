@@ -660,6 +660,9 @@ def _wsend(b):
 
 def _wframe(kind, payload):
     n = len(payload)
+    if n > 65535:
+        raise ValueError("machine(sim): %d bytes in one write is more than the wire "
+                         "carries (65535)" % n)
     _wsend(kind + bytes(((n >> 8) & 255, n & 255)) + payload)
 
 
