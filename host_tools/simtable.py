@@ -38,7 +38,7 @@ INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "k
                  "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
                  "key_face_3", "key_face_4", "key_face_5", "key_face_6")
 OPS = ("ping", "signals", "set", "press", "release", "reader", "state", "lamps", "outputs",
-       "events")
+       "events", "next_reset_cause")
 
 
 class BoardError(ValueError):
@@ -524,6 +524,21 @@ class TableServer:
         self._send(b"U", bytes((self.reader_rx,)) + data)
         self._event("reader_rx", data=data.decode("latin-1"))
         return {"ok": True, "bytes": len(data)}
+
+    def set_next_reset_cause(self, name: str) -> None:
+        """What the next interpreter to connect reads from machine.reset_cause()
+        (for the virtual board's relay: "soft" after a soft reset, "power-on"
+        after a power cut); a reset the board reports itself overrides it."""
+        self.handle({"op": "next_reset_cause", "cause": name})
+
+    def _op_next_reset_cause(self, req: dict[str, Any]) -> dict[str, Any]:
+        by_name = {v: k for k, v in RESET_NAMES.items()}
+        cause = req.get("cause")
+        if cause not in by_name:
+            raise RequestError("cause must be one of %s, got %r"
+                               % (", ".join(sorted(by_name)), cause))
+        self._next_cause = by_name[cause]
+        return {"ok": True, "cause": cause}
 
     def _op_state(self, req: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True,

@@ -219,6 +219,21 @@ def test_reset_cause_survives_the_interpreter_restart(table):
     fb.close()
 
 
+def test_next_reset_cause_set_by_the_relay(table):
+    srv, c = table
+    srv.set_next_reset_cause("soft")
+    fb, cause, _ = connected(srv)
+    assert cause == 5
+    fb.close()
+    c.wait_for(lambda t: not t.state()["connected"])
+    assert c.request("next_reset_cause", cause="hard")["cause"] == "hard"
+    fb, cause, _ = connected(srv)
+    assert cause == 2
+    fb.close()
+    with pytest.raises(TableError, match="cause must be one of"):
+        c.request("next_reset_cause", cause="brownout")
+
+
 def test_new_wire_connection_replaces_the_old(table):
     srv, c = table
     old, _, _ = connected(srv)
