@@ -2,30 +2,27 @@
 # hardware adapters (hw/), with the journal written before every action.
 #
 #   start()            main.py's entry: files -> hardware -> Controller -> run
-#   build_hardware()   the adapters, from a validated board file
 #   Controller         boot (journal replay, resume), poll (one pass of inputs,
 #                      timers, reader), actuators; no asyncio inside, so tests
 #                      drive it with the simulated machine and clock
+#
+# Memory: this module is what stays loaded while the table runs. Reading and
+# validating the files and building the adapters (appboot.py, sicbo.board,
+# sicbo.config, sicbo.resume) happen once at start-up, after which
+# unload_boot() drops those modules so that their code leaves the heap.
 #
 # Order of every event: the machine decides, its journal records are written
 # and flushed, then its commands reach the hardware. A power cut between the
 # two repeats nothing on boot: the records say what was decided.
 
 import gc
-import json
+import sys
 import time
 
-from machine import PWM, RTC, SPI, UART, WDT, Pin, Timer
 from micropython import const
 
-from hw.bell import Bell
-from hw.lamps import PixelLamps, ShiftLamps
-from hw.solenoid import ShakerMotor, Solenoid
-from hw.switches import EDGE, FAULT, RECOVER, Switches
-from hw.watchdog import Watchdog
-from journal_store import JournalStore
-from sicbo import board as boardfile
-from sicbo import config, dates, journal, recall, settle
+from hw.switches import EDGE, FAULT, RECOVER
+from sicbo import dates, journal, recall, settle
 from sicbo import events as E
 from sicbo.dicereader import DiceReader
 from sicbo.round import RoundMachine
@@ -41,28 +38,29 @@ TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
 _RTC_VALID_YEAR = const(2025)  # an RTC before this year was never set
 _DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
 
-# Switch index (sicbo.board.INPUT_SIGNALS order) -> (event on 1, event on 0,
-# sensor id for faults). Keys act when pressed; releases mean nothing.
-_SIGNAL_EVENTS = (
-    (E.EV_COVER_ON, E.EV_COVER_OFF, E.S_COVER),
-    (E.EV_CLASP_L_ON, E.EV_CLASP_L_OFF, E.S_CLASP_L),
-    (E.EV_CLASP_R_ON, E.EV_CLASP_R_OFF, E.S_CLASP_R),
-    (E.EV_SHAKE, 0, E.S_SHAKE),
-    (E.EV_SUPERVISOR_ON, E.EV_SUPERVISOR_OFF, E.S_SUPERVISOR),
-    (E.EV_BELL, 0, E.S_KEYS),
-    (E.EV_VOID, 0, E.S_KEYS),
-    (E.EV_PAYOUT, 0, E.S_KEYS),
-    (E.EV_CONFIRM, 0, E.S_KEYS),
-    (E.EV_FACE, 0, E.S_KEYS),
-    (E.EV_FACE, 0, E.S_KEYS),
-    (E.EV_FACE, 0, E.S_KEYS),
-    (E.EV_FACE, 0, E.S_KEYS),
-    (E.EV_FACE, 0, E.S_KEYS),
-    (E.EV_FACE, 0, E.S_KEYS),
-)
+# Switch index (sicbo.settings.INPUT_SIGNALS order) -> event on 1, event on 0,
+# sensor id for faults: three bytes per switch. Keys act when pressed;
+# releases mean nothing.
+_SIGNAL_EVENTS = bytes((
+    E.EV_COVER_ON, E.EV_COVER_OFF, E.S_COVER,
+    E.EV_CLASP_L_ON, E.EV_CLASP_L_OFF, E.S_CLASP_L,
+    E.EV_CLASP_R_ON, E.EV_CLASP_R_OFF, E.S_CLASP_R,
+    E.EV_SHAKE, 0, E.S_SHAKE,
+    E.EV_SUPERVISOR_ON, E.EV_SUPERVISOR_OFF, E.S_SUPERVISOR,
+    E.EV_BELL, 0, E.S_KEYS,
+    E.EV_VOID, 0, E.S_KEYS,
+    E.EV_PAYOUT, 0, E.S_KEYS,
+    E.EV_CONFIRM, 0, E.S_KEYS,
+    E.EV_FACE, 0, E.S_KEYS,
+    E.EV_FACE, 0, E.S_KEYS,
+    E.EV_FACE, 0, E.S_KEYS,
+    E.EV_FACE, 0, E.S_KEYS,
+    E.EV_FACE, 0, E.S_KEYS,
+    E.EV_FACE, 0, E.S_KEYS,
+))
 _FIRST_FACE = const(9)  # index of key_face_1
 _SUPERVISOR = const(4)
-_KEY_CONFIRM = const(8)
+KEY_CONFIRM = const(8)
 _LEVEL_SIGNALS = const(5)  # cover, clasps, shake, supervisor: levels, not keys
 
 
@@ -84,63 +82,6 @@ class Hardware:
         for a in (self.solenoid, self.motor, self.bell):
             if a is not None:
                 a.stop()
-
-
-_PULLS = {"up": Pin.PULL_UP, "down": Pin.PULL_DOWN, "none": None}
-
-
-def input_pin(gpio, pull):
-    # pull=None is the port's "no pull resistor"; the stubs only allow ints.
-    return Pin(gpio, Pin.IN, _PULLS[pull])  # type: ignore[arg-type]
-
-
-def input_pins(board):
-    return [input_pin(p, pull) for _s, p, pull, _inv in board.inputs]
-
-
-def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
-    """The adapters for a Board (sicbo.board.parse_board). row_bytes is the
-    lamp frame size of the table's settlement table."""
-    t = board.timings
-    hw = Hardware()
-    hw.switches = Switches(input_pins(board), t["debounce_ms"], t["chatter_limit"],
-                           t["chatter_window_ms"],
-                           invert=[inv for _s, _p, _pull, inv in board.inputs],
-                           ticks_ms=ticks_ms)
-    out = board.outputs
-    if "solenoid" in out:
-        timer = Timer(board.timers["solenoid"])
-        if t["hold_percent"]:
-            pwm = PWM(Pin(out["solenoid"], Pin.OUT, value=0), freq=t["pwm_freq"], duty_u16=0)
-            hw.solenoid = Solenoid(None, timer, t["max_on_ms"], t["rest_ms"], pwm=pwm,
-                                   hold_duty_u16=t["hold_percent"] * 65535 // 100,
-                                   pull_in_ms=t["pull_in_ms"], ticks_ms=ticks_ms)
-        else:
-            hw.solenoid = Solenoid(Pin(out["solenoid"], Pin.OUT, value=0), timer,
-                                   t["max_on_ms"], t["rest_ms"], ticks_ms=ticks_ms)
-    if "shaker_motor" in out:
-        hw.motor = ShakerMotor(Pin(out["shaker_motor"], Pin.OUT, value=0),
-                               Timer(board.timers["shaker_motor"]), t["electric_run_ms"],
-                               ticks_ms=ticks_ms)
-    hw.bell = Bell(Pin(out["bell"], Pin.OUT, value=0), Timer(board.timers["bell"]),
-                   t["bell_ms"], ticks_ms=ticks_ms)
-    lb = board.lamps
-    if lb["bus"] == "hc595":
-        spi = SPI(lb["spi"], baudrate=lb["baudrate"], sck=Pin(lb["sck"]), mosi=Pin(lb["mosi"]))
-        # The latch and /OE after the SPI: a Pin made later takes its GPIO back.
-        oe = Pin(lb["oe"], Pin.OUT, value=1) if lb["oe"] is not None else None
-        hw.lamps = ShiftLamps(spi, Pin(lb["latch"], Pin.OUT, value=0), row_bytes, oe=oe)
-    else:
-        from neopixel import NeoPixel
-
-        strip = NeoPixel(Pin(lb["pin"], Pin.OUT), lb["count"])
-        hw.lamps = PixelLamps(strip, row_bytes, tuple(lb["colour"]))
-    rd = board.reader
-    if rd is not None:
-        hw.uart = UART(rd["uart"], baudrate=rd["baudrate"], tx=Pin(rd["tx"]), rx=Pin(rd["rx"]))
-    if watchdog:
-        hw.watchdog = Watchdog(WDT(timeout=t["watchdog_ms"]), ticks_ms=ticks_ms)
-    return hw
 
 
 class WallClock:
@@ -179,14 +120,15 @@ class WallClock:
 class Controller:
     """One table: the round machine, its journal and recall, on `hw`."""
 
-    def __init__(self, cfg, board, hw, store, wall=None, log=print):
+    def __init__(self, cfg, board, hw, store, wall=None, log=print, table=None):
+        # table: the SettlementTable of cfg, if the caller has made it already.
         self.cfg = cfg
         self.board = board
         self.hw = hw
         self.store = store
         self.wall = wall if wall is not None else WallClock()
         self.log = log
-        self.table = settle.SettlementTable(cfg)
+        self.table = table if table is not None else settle.SettlementTable(cfg)
         t = board.timings
         self.m = RoundMachine(cfg, self.table, pulses=t["pulse_count"],
                               pulse_on_ms=t["pulse_on_ms"], pulse_off_ms=t["pulse_off_ms"],
@@ -301,14 +243,16 @@ class Controller:
         while sw.pop(ev):
             kind = ev[0]
             sig = ev[1]
-            on_1, on_0, sensor = _SIGNAL_EVENTS[sig]
+            k = sig * 3
+            on_1 = _SIGNAL_EVENTS[k]
+            on_0 = _SIGNAL_EVENTS[k + 1]
             if kind == EDGE:
                 if ev[2]:
                     self.handle(on_1, sig - _FIRST_FACE + 1 if on_1 == E.EV_FACE else 0, now)
                 elif on_0:
                     self.handle(on_0, 0, now)
             elif kind == FAULT:
-                self.handle(E.EV_FAULT, sensor, now)
+                self.handle(E.EV_FAULT, _SIGNAL_EVENTS[k + 2], now)
             elif kind == RECOVER and sig < _LEVEL_SIGNALS and sig != 3:
                 # The sensor settled: tell the machine its level now.
                 self.handle(on_1 if ev[2] else on_0, 0, now)
@@ -376,97 +320,45 @@ def _message(code, detail):
     return message_text(code, detail)
 
 
-# ---- start-up ------------------------------------------------------------------
+controller = None  # type: Controller | None  # the running one, for the REPL
 
-def read_json(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def file_digest(*paths):
-    """First 6 bytes of the sha256 of the files: the configuration's identity."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for p in paths:
-        with open(p, "rb") as f:
-            h.update(f.read())
-    return h.digest()[:6]
+# Start-up only: dropped by unload_boot() once the table runs.
+BOOT_MODULES = ("appboot", "sicbo.board", "sicbo.config", "sicbo.resume", "sicbo.areas")
 
 
-def load(board_path=BOARD_FILE, table_path=TABLE_FILE):
-    """(Board, TableConfig) or ConfigError; nothing is built from a refused file."""
-    board = boardfile.parse_board(read_json(board_path))
-    cfg = config.parse_table(read_json(table_path))
-    boardfile.check_shaker(board, cfg.shaker)
-    return board, cfg
-
-
-def recovery_requested(board):
-    """The dealer's confirm key held at power-on: do not start the app."""
-    _s, p, pull, inv = board.inputs[_KEY_CONFIRM]
-    pin = input_pin(p, pull)
-    return (pin.value() ^ (1 if inv else 0)) == 1
-
-
-def approval_in_force(cfg, wall_seconds):
-    """False when the RTC says the table's approval is not yet effective."""
-    if wall_seconds is None:
-        return True  # no date known: cannot be checked (a warning is logged)
-    today = wall_seconds // 86400 + _DAY_2000
-    return today >= dates.parse(cfg.approval["effective"])
-
-
-controller = None  # the running Controller, for a technician at the REPL
+def unload_boot(names=BOOT_MODULES):
+    """Forget start-up modules, so that the garbage collector takes their
+    code (nothing that runs the table refers to them). MicroPython only: on
+    CPython (host tools, pytest) modules stay, as a re-import there would
+    make new classes."""
+    if sys.implementation.name != "micropython":
+        return
+    for name in names:
+        if sys.modules.pop(name, None) is None:
+            continue
+        dot = name.rfind(".")
+        if dot > 0:
+            pkg = sys.modules.get(name[:dot])
+            if pkg is not None and hasattr(pkg, name[dot + 1:]):
+                delattr(pkg, name[dot + 1:])
 
 
 def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR):
     """main.py's entry. Returns (to the REPL) on a refused configuration or in
     recovery mode, with every actuator off; otherwise runs the table."""
-    global controller
-    from sicbo.errors import ConfigError
+    import appboot
 
-    try:
-        board, cfg = load(board_path, table_path)
-    except (OSError, ValueError) as e:
-        msg = str(e) if isinstance(e, ConfigError) else "cannot read %s or %s: %r" % (
-            board_path, table_path, e)
-        print("sicbo: configuration refused, table not started: " + msg)
+    ctl = appboot.open_table(board_path, table_path, journal_dir)
+    del appboot
+    unload_boot()
+    if ctl is None:
         return None
-    for w in board.warnings:
-        print("sicbo: board warning: " + w)
-    if recovery_requested(board):
-        print("sicbo: recovery mode (confirm key held at power-on): app not started")
-        return None
-    table = settle.SettlementTable(cfg)
-    hw = build_hardware(board, table.row_bytes)
-    hw.all_off()
-    try:
-        import os
-
-        os.mkdir(journal_dir)
-    except OSError:
-        pass  # it exists
-    store = JournalStore(journal_dir)
-    wall = WallClock(RTC())
-    ctl = Controller(cfg, board, hw, store, wall)
-    controller = ctl
-    now = time.ticks_ms()
-    wall.refresh(now)
-    if not approval_in_force(cfg, wall.seconds(now)):
-        print("sicbo: table approval %s is effective from %s only: table not started"
-              % (cfg.approval["reference"], cfg.approval["effective"]))
-        return None
-    if wall.seconds(now) is None:
-        print("sicbo: RTC not set: journal records carry no wall-clock time")
-    ctl.boot(now, file_digest(board_path, table_path))
-    print("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
     gc.collect()
     try:
         run(ctl)
     finally:
-        hw.all_off()
-        store.close()
+        ctl.hw.all_off()
+        ctl.store.close()
     return ctl
 
 

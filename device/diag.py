@@ -15,6 +15,7 @@ import os
 import time
 
 import app
+import appboot
 from journal_store import JournalStore
 from sicbo import events as E
 from sicbo import journal as jfmt
@@ -31,7 +32,7 @@ class _Context:
         self.board_path = board_path
         self.table_path = table_path
         self.journal_dir = journal_dir
-        self.board, self.cfg = app.load(board_path, table_path)
+        self.board, self.cfg = appboot.load(board_path, table_path)
         from sicbo import settle
 
         self.table = settle.SettlementTable(self.cfg)
@@ -51,7 +52,7 @@ class _Context:
 
     def hardware(self):
         if self.hw is None:
-            self.hw = app.build_hardware(self.board, self.table.row_bytes, watchdog=False)
+            self.hw = appboot.build_hardware(self.board, self.table.row_bytes, watchdog=False)
             self.hw.all_off()
         return self.hw
 
@@ -105,7 +106,7 @@ def help():
 
 def _manifest():
     try:
-        return app.read_json("/manifest.json")
+        return appboot.read_json("/manifest.json")
     except (OSError, ValueError):
         return None
 
@@ -174,7 +175,7 @@ def sensors():
     c = _c()
     hw = c.hardware()
     sw = hw.switches
-    pins = app.input_pins(c.board)
+    pins = appboot.input_pins(c.board)
     _settle(sw)
     print("%-12s %5s %4s %9s  %s" % ("signal", "gpio", "raw", "debounced", "state"))
     for i in range(len(c.board.inputs)):

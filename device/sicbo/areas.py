@@ -47,64 +47,103 @@ AREA_COUNT_2003 = const(29)
 AREA_COUNT_2004 = const(117)
 
 
+# The catalogue as two byte strings, built once at import (_build is deleted
+# after, so its code leaves the heap): KINDS[i] is the kind of area i, and
+# PARAMS[4*i .. 4*i+3] its up to four numbers (unused ones are 0). Codes are
+# made from them on demand by code(i): 117 resident strings would cost the
+# controller's heap more than the whole catalogue.
 def _build():
-    codes = []  # type: list[str]
     kinds = bytearray(AREA_COUNT_2004)
-    # Up to four numbers per area; unused ones are 0.
     params = bytearray(4 * AREA_COUNT_2004)
+    n = 0
 
-    def add(code, kind, a=0, b=0, c=0, d=0):
-        i = len(codes)
-        codes.append(code)
-        kinds[i] = kind
-        params[4 * i] = a
-        params[4 * i + 1] = b
-        params[4 * i + 2] = c
-        params[4 * i + 3] = d
+    def add(kind, a=0, b=0, c=0, d=0):
+        nonlocal n
+        kinds[n] = kind
+        params[4 * n] = a
+        params[4 * n + 1] = b
+        params[4 * n + 2] = c
+        params[4 * n + 3] = d
+        n += 1
 
-    add("SMALL", SMALL)
-    add("BIG", BIG)
-    for n in range(1, 7):
-        add("SINGLE_%d" % n, SINGLE, n)
-    for n in range(1, 7):
-        add("TRIPLE_%d" % n, TRIPLE, n)
-    add("ANY_TRIPLE", ANY_TRIPLE)
+    add(SMALL)
+    add(BIG)
+    for a in range(1, 7):
+        add(SINGLE, a)
+    for a in range(1, 7):
+        add(TRIPLE, a)
+    add(ANY_TRIPLE)
     for t in range(4, 18):
-        add("TOTAL_%d" % t, TOTAL, t)
+        add(TOTAL, t)
     # End of the 2003 edition.
-    add("ODD", ODD)
-    add("EVEN", EVEN)
+    add(ODD)
+    add(EVEN)
     # The double is a, the single is b; the code lists the three numbers in
     # ascending order, so COMBO_1_1_2 and COMBO_1_2_2 are different areas.
     for a in range(1, 7):
         for b in range(1, 7):
             if a != b:
-                if a < b:
-                    add("COMBO_%d_%d_%d" % (a, a, b), COMBO_DOUBLE, a, b)
-                else:
-                    add("COMBO_%d_%d_%d" % (b, a, a), COMBO_DOUBLE, a, b)
+                add(COMBO_DOUBLE, a, b)
     for a in range(1, 7):
         for b in range(a + 1, 7):
             for c in range(b + 1, 7):
-                add("COMBO_%d_%d_%d" % (a, b, c), COMBO_THREE, a, b, c)
+                add(COMBO_THREE, a, b, c)
     for a in range(1, 7):
         for b in range(a + 1, 7):
-            add("PAIR_%d_%d" % (a, b), PAIR, a, b)
-    for n in range(1, 7):
-        add("DOUBLE_%d" % n, DOUBLE, n)
+            add(PAIR, a, b)
+    for a in range(1, 7):
+        add(DOUBLE, a)
     for a in range(1, 7):
         for b in range(a + 1, 7):
             for c in range(b + 1, 7):
                 for d in range(c + 1, 7):
-                    add("FOUR_%d_%d_%d_%d" % (a, b, c, d), FOUR, a, b, c, d)
-    return tuple(codes), bytes(kinds), bytes(params)
+                    add(FOUR, a, b, c, d)
+    return bytes(kinds), bytes(params)
 
 
-CODES, KINDS, PARAMS = _build()
+KINDS, PARAMS = _build()
+del _build
+
+# Code of each kind, and how many of the area's numbers follow it.
+_PREFIX = ("SMALL", "BIG", "SINGLE", "TRIPLE", "ANY_TRIPLE", "TOTAL", "ODD", "EVEN",
+           "COMBO", "COMBO", "PAIR", "DOUBLE", "FOUR")
+_NUMBERS = b"\x00\x00\x01\x01\x00\x01\x00\x00\x03\x03\x02\x01\x04"
+
+
+def _number(area, k):
+    # The k-th number of the area's code (a COMBO lists its three ascending).
+    p = 4 * area
+    if KINDS[area] == COMBO_DOUBLE:
+        a = PARAMS[p]
+        b = PARAMS[p + 1]
+        if a < b:
+            return a if k < 2 else b
+        return b if k == 0 else a
+    return PARAMS[p + k]
+
+
+def code(area):
+    """The code of catalogue index `area` (a new string: for files, journals
+    and people, never the hot path)."""
+    kind = KINDS[area]
+    s = _PREFIX[kind]
+    for k in range(_NUMBERS[kind]):
+        s += "_%d" % _number(area, k)
+    return s
+
+
+def __getattr__(name):
+    # CODES, the tuple of every code in catalogue order, is built on first use
+    # (host tools and tests); the firmware itself calls code(i).
+    if name == "CODES":
+        codes = tuple(code(i) for i in range(AREA_COUNT_2004))
+        globals()["CODES"] = codes
+        return codes
+    raise AttributeError(name)
 
 
 def area_count(edition):
-    """Number of areas of an edition; its areas are CODES[:area_count]."""
+    """Number of areas of an edition; its areas are the indices 0..area_count-1."""
     if edition == EDITION_2003:
         return AREA_COUNT_2003
     if edition == EDITION_2004:
@@ -112,12 +151,36 @@ def area_count(edition):
     raise ValueError("edition must be 2003 or 2004, not %r" % (edition,))
 
 
-def index_of(code):
-    """Catalogue index of an area code, or -1 if no edition has it."""
-    try:
-        return CODES.index(code)
-    except ValueError:
+def index_of(name):
+    """Catalogue index of an area code, or -1 if no edition has it. Compares
+    in place: no code string is made."""
+    if not isinstance(name, str):
         return -1
+    n = len(name)
+    for i in range(AREA_COUNT_2004):
+        kind = KINDS[i]
+        pre = _PREFIX[kind]
+        if not name.startswith(pre):
+            continue
+        j = len(pre)
+        for k in range(_NUMBERS[kind]):
+            x = _number(i, k)
+            if j + 1 >= n or name[j] != "_":
+                break
+            j += 1
+            if x >= 10:
+                if ord(name[j]) != 48 + x // 10:
+                    break
+                j += 1
+                if j >= n:
+                    break
+            if ord(name[j]) != 48 + x % 10:
+                break
+            j += 1
+        else:
+            if j == n:
+                return i
+    return -1
 
 
 def kind_of(area):

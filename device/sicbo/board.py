@@ -14,13 +14,8 @@
 # REPL (a warning: mpremote and the log stop working).
 
 from sicbo.errors import ConfigError
+from sicbo.settings import INPUT_SIGNALS, Board
 
-# Inputs in signal-index order: hw.switches.Switches is built with the pins in
-# this order, and its events carry these indices.
-INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor",
-                 "key_bell", "key_void", "key_payout", "key_confirm",
-                 "key_face_1", "key_face_2", "key_face_3", "key_face_4",
-                 "key_face_5", "key_face_6")
 OUTPUT_SIGNALS = ("solenoid", "shaker_motor", "bell")
 REQUIRED_OUTPUTS = ("bell",)
 # Which output each shaker type of the table needs (sicbo.config.SHAKERS).
@@ -77,31 +72,6 @@ SERIAL = {
     1: "UART0 TX, the USB serial REPL: mpremote and the log stop working",
     3: "UART0 RX, the USB serial REPL: mpremote and the log stop working",
 }
-
-
-class Board:
-    """A validated board file. Pins are GPIO numbers."""
-
-    def __init__(self):
-        self.name = ""
-        self.description = ""
-        # One (signal, pin, pull, invert) per INPUT_SIGNALS entry, same order.
-        self.inputs = ()
-        self.outputs = {}  # signal -> pin, for the outputs present
-        # bus "hc595": spi, sck, mosi, miso (None), latch, oe (None), baudrate
-        # bus "neopixel": pin, count, colour (tuple)
-        self.lamps = {}
-        self.reader = None  # or {"uart", "tx", "rx", "baudrate"}
-        self.timers = {}  # user -> hardware timer id
-        self.timings = {}  # every TIMINGS name -> int
-        self.pins = {}  # pin -> the field that uses it ("inputs.cover")
-        self.warnings = []  # strings, each naming the field and the pin
-
-    def input_index(self, signal):
-        return INPUT_SIGNALS.index(signal)
-
-    def has_output(self, signal):
-        return signal in self.outputs
 
 
 def _is_int(x):

@@ -8,6 +8,7 @@
 
 from sicbo import areas, dates
 from sicbo.errors import ConfigError
+from sicbo.settings import TableConfig
 
 SHAKERS = ("solenoid", "electric", "manual")
 # Art. 3(3)-(4): 2003 keeps every bet of a void round; 2004 lets the players
@@ -27,25 +28,6 @@ _FIELDS = ("name", "edition", "shaker", "offered", "odds", "triple_kills",
            "lamp_order", "void_policy", "resume_policy", "approval")
 _REQUIRED = ("name", "edition", "shaker", "offered", "lamp_order", "approval")
 _APPROVAL_FIELDS = ("reference", "applied", "effective", "holidays")
-
-
-class TableConfig:
-    """A validated table configuration. Areas are catalogue indices."""
-
-    def __init__(self):
-        self.name = ""
-        self.edition = 0
-        self.shaker = ""
-        self.offered = ()  # area indices, catalogue order
-        self.odds = b""  # odds per catalogue index (SINGLE: per die), 0 if not offered
-        self.triple_kills = ()  # area indices
-        self.lamp_order = ()  # channel names; None is a spare channel
-        self.void_policy = ""
-        self.resume_policy = ""
-        self.approval = {}
-
-    def is_offered(self, area):
-        return self.odds[area] != 0
 
 
 def _is_int(x):
@@ -144,6 +126,7 @@ def _parse_kills(obj, offered_set, edition):
 
 def _parse_lamps(obj, offered_set, edition):
     seen = {}  # type: dict[str, int]
+    wired = set()  # type: set[int]
     for k, name in enumerate(_need_list(obj, "lamp_order")):
         field = "lamp_order[%d]" % k
         if name is None:
@@ -157,10 +140,11 @@ def _parse_lamps(obj, offered_set, edition):
         if i not in offered_set:
             raise ConfigError(field, "%s is not offered by this table (use null for a "
                               "spare channel)" % name)
+        wired.add(i)
     for i in sorted(offered_set):
-        if areas.CODES[i] not in seen:
+        if i not in wired:
             raise ConfigError("lamp_order", "misses the offered area %s: every offered area "
-                              "needs its lamp segment" % areas.CODES[i])
+                              "needs its lamp segment" % areas.code(i))
     return tuple(obj)
 
 

@@ -49,7 +49,7 @@ class RoundInfo:
             return []
         from sicbo import areas
 
-        return [(areas.CODES[a], o) for a, o in table.winning_areas(*self.dice)]
+        return [(areas.code(a), o) for a, o in table.winning_areas(*self.dice)]
 
 
 class Meters:

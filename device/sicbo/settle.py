@@ -10,7 +10,6 @@
 
 from micropython import const
 
-from sicbo import areas
 from sicbo.errors import InputError
 
 OUTCOMES = const(56)
@@ -53,10 +52,23 @@ def set_channel(frame, channel, on):
         frame[i] &= ~(1 << (channel & 7)) & 0xFF
 
 
+def _wins(areas, cfg, area, d1, d2, d3):
+    # SettlementTable.wins, with the catalogue module passed in: an import
+    # inside the build loop would allocate on every call.
+    h = areas.hits(area, d1, d2, d3)
+    if h and d1 == d2 == d3 and area in cfg.triple_kills:
+        return 0
+    return h
+
+
 class SettlementTable:
     """Built once from a TableConfig; settle() is the table's hot path."""
 
     def __init__(self, cfg):
+        # The catalogue (sicbo.areas) is needed to build the table, not to use
+        # it: the controller drops it after boot (app.unload_boot).
+        from sicbo import areas
+
         self.cfg = cfg
         order = cfg.lamp_order
         self.channels = len(order)
@@ -66,6 +78,8 @@ class SettlementTable:
         self.area_channel = bytearray(b"\xff" * areas.AREA_COUNT_2004)
         # Odds per channel, in the order the lamp board and the row use.
         self.odds = bytearray(self.channels)
+        # The number of a SINGLE area's channel (paid once per matching die), else 0.
+        self.single = bytearray(self.channels)
         self.status_channel = {}
         for c in range(self.channels):
             name = order[c]
@@ -78,6 +92,8 @@ class SettlementTable:
                 self.channel_area[c] = i
                 self.area_channel[i] = c
                 self.odds[c] = cfg.odds[i]
+                if areas.kind_of(i) == areas.SINGLE:
+                    self.single[c] = areas.param(i, 0)
         n = self.row_bytes
         self.rows = bytearray(OUTCOMES * n)
         mv = memoryview(self.rows)
@@ -88,7 +104,7 @@ class SettlementTable:
                     o = outcome_index(a, b, c)
                     row = mv[o * n:(o + 1) * n]
                     for area in cfg.offered:
-                        if self.wins(area, a, b, c):
+                        if _wins(areas, cfg, area, a, b, c):
                             set_channel(row, self.area_channel[area], 1)
                     views.append(row)
         # One view per outcome, made here so that settle() allocates nothing.
@@ -96,10 +112,9 @@ class SettlementTable:
 
     def wins(self, area, d1, d2, d3):
         """Times the area is won under this table's rules (Art. 5 and 7)."""
-        h = areas.hits(area, d1, d2, d3)
-        if h and d1 == d2 == d3 and area in self.cfg.triple_kills:
-            return 0
-        return h
+        from sicbo import areas
+
+        return _wins(areas, self.cfg, area, d1, d2, d3)
 
     def settle(self, d1, d2, d3):
         """The lamp frame of winning areas for these dice (a read-only use of
@@ -113,8 +128,9 @@ class SettlementTable:
             return 0
         if not channel_on(self.settle(d1, d2, d3), c):
             return 0
-        if areas.kind_of(area) == areas.SINGLE:
-            return self.odds[c] * areas.hits(area, d1, d2, d3)
+        n = self.single[c]
+        if n:
+            return self.odds[c] * ((d1 == n) + (d2 == n) + (d3 == n))
         return self.odds[c]
 
     def winning_areas(self, d1, d2, d3):
@@ -151,6 +167,8 @@ class Settlement:
 def settle_wagers(table, dice, wagers):
     """Settle recorded wagers [(area code, stake)] on dice (d1, d2, d3).
     Everything is checked first: one bad wager refuses the whole lot."""
+    from sicbo import areas
+
     if not isinstance(dice, (list, tuple)) or len(dice) != 3:
         raise InputError("dice must be three values, got %r" % (dice,))
     d1, d2, d3 = dice

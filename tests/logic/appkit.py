@@ -8,9 +8,8 @@ import machine
 
 import app
 from journal_store import JournalStore
-from sicbo import board as boardfile
-from sicbo import config, settle
 from sicbo import events as E
+from sicbo import settle
 
 AREAS = ["SMALL", "BIG", "ODD", "EVEN", "SINGLE_1", "SINGLE_2", "SINGLE_3", "SINGLE_4",
          "SINGLE_5", "SINGLE_6", "ANY_TRIPLE", "TOTAL_9", "TOTAL_10", "DOUBLE_1",
@@ -80,21 +79,30 @@ class Table:
         if reset:
             machine.sim_reset(ticks=1000)
         self.folder = folder or fresh_folder()
+        # Start-up as app.start() does it: the parsers and appboot are loaded
+        # for it, then dropped (app.unload_boot), as on the board.
+        import appboot
+        from sicbo import board as boardfile
+        from sicbo import config
+
         self.board = boardfile.parse_board(board or board_dict())
         self.cfg = config.parse_table(table or table_dict())
-        self.table = settle.SettlementTable(self.cfg)
+        st = settle.SettlementTable(self.cfg)
         if reset:
             for name in INPUTS:
                 self.set(name, 0)
-        machine.sim_attach_595(2, LATCH, self.table.row_bytes)
-        self.hw = app.build_hardware(self.board, self.table.row_bytes,
-                                     ticks_ms=machine.sim_ticks_ms)
+        machine.sim_attach_595(2, LATCH, st.row_bytes)
+        self.hw = appboot.build_hardware(self.board, st.row_bytes,
+                                         ticks_ms=machine.sim_ticks_ms)
         self.store = JournalStore(self.folder)
         self.log = []
         self.ctl = app.Controller(self.cfg, self.board, self.hw, self.store,
-                                  log=self.log.append)
+                                  log=self.log.append, table=st)
+        self.table = st
         self.m = self.ctl.m
         self.ctl.boot(machine.sim_ticks_ms(), config_id)
+        del appboot, boardfile, config
+        app.unload_boot()
 
     def now(self):
         return machine.sim_ticks_ms()

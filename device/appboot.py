@@ -1,0 +1,170 @@
+# Start-up of the table controller, run once by app.start() and then dropped
+# from memory (app.unload_boot): read and validate the board and table files,
+# build the hardware adapters from the board file, open the journal and boot
+# the Controller. diag and the tests use the same functions.
+
+import json
+import time
+
+from machine import Pin, Timer
+from micropython import const
+
+import app
+from hw.bell import Bell
+from hw.lamps import PixelLamps, ShiftLamps
+from hw.solenoid import ShakerMotor, Solenoid
+from hw.switches import Switches
+from hw.watchdog import Watchdog
+from journal_store import JournalStore
+from sicbo import board as boardfile
+from sicbo import config, dates, settle
+
+_DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
+_PULLS = {"up": Pin.PULL_UP, "down": Pin.PULL_DOWN, "none": None}
+
+
+def input_pin(gpio, pull):
+    # pull=None is the port's "no pull resistor"; the stubs only allow ints.
+    return Pin(gpio, Pin.IN, _PULLS[pull])  # type: ignore[arg-type]
+
+
+def input_pins(board):
+    return [input_pin(p, pull) for _s, p, pull, _inv in board.inputs]
+
+
+def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
+    """The adapters for a Board (sicbo.board.parse_board). row_bytes is the
+    lamp frame size of the table's settlement table."""
+    t = board.timings
+    hw = app.Hardware()
+    hw.switches = Switches(input_pins(board), t["debounce_ms"], t["chatter_limit"],
+                           t["chatter_window_ms"],
+                           invert=[inv for _s, _p, _pull, inv in board.inputs],
+                           ticks_ms=ticks_ms)
+    out = board.outputs
+    if "solenoid" in out:
+        timer = Timer(board.timers["solenoid"])
+        if t["hold_percent"]:
+            from machine import PWM
+
+            pwm = PWM(Pin(out["solenoid"], Pin.OUT, value=0), freq=t["pwm_freq"], duty_u16=0)
+            hw.solenoid = Solenoid(None, timer, t["max_on_ms"], t["rest_ms"], pwm=pwm,
+                                   hold_duty_u16=t["hold_percent"] * 65535 // 100,
+                                   pull_in_ms=t["pull_in_ms"], ticks_ms=ticks_ms)
+        else:
+            hw.solenoid = Solenoid(Pin(out["solenoid"], Pin.OUT, value=0), timer,
+                                   t["max_on_ms"], t["rest_ms"], ticks_ms=ticks_ms)
+    if "shaker_motor" in out:
+        hw.motor = ShakerMotor(Pin(out["shaker_motor"], Pin.OUT, value=0),
+                               Timer(board.timers["shaker_motor"]), t["electric_run_ms"],
+                               ticks_ms=ticks_ms)
+    hw.bell = Bell(Pin(out["bell"], Pin.OUT, value=0), Timer(board.timers["bell"]),
+                   t["bell_ms"], ticks_ms=ticks_ms)
+    lb = board.lamps
+    if lb["bus"] == "hc595":
+        from machine import SPI
+
+        spi = SPI(lb["spi"], baudrate=lb["baudrate"], sck=Pin(lb["sck"]), mosi=Pin(lb["mosi"]))
+        # The latch and /OE after the SPI: a Pin made later takes its GPIO back.
+        oe = Pin(lb["oe"], Pin.OUT, value=1) if lb["oe"] is not None else None
+        hw.lamps = ShiftLamps(spi, Pin(lb["latch"], Pin.OUT, value=0), row_bytes, oe=oe)
+    else:
+        from neopixel import NeoPixel
+
+        strip = NeoPixel(Pin(lb["pin"], Pin.OUT), lb["count"])
+        hw.lamps = PixelLamps(strip, row_bytes, tuple(lb["colour"]))
+    rd = board.reader
+    if rd is not None:
+        from machine import UART
+
+        hw.uart = UART(rd["uart"], baudrate=rd["baudrate"], tx=Pin(rd["tx"]), rx=Pin(rd["rx"]))
+    if watchdog:
+        from machine import WDT
+
+        hw.watchdog = Watchdog(WDT(timeout=t["watchdog_ms"]), ticks_ms=ticks_ms)
+    return hw
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def file_digest(*paths):
+    """First 6 bytes of the sha256 of the files: the configuration's identity."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in paths:
+        with open(p, "rb") as f:
+            h.update(f.read())
+    return h.digest()[:6]
+
+
+def load(board_path=app.BOARD_FILE, table_path=app.TABLE_FILE):
+    """(Board, TableConfig) or ConfigError; nothing is built from a refused file."""
+    board = boardfile.parse_board(read_json(board_path))
+    cfg = config.parse_table(read_json(table_path))
+    boardfile.check_shaker(board, cfg.shaker)
+    return board, cfg
+
+
+def recovery_requested(board):
+    """The dealer's confirm key held at power-on: do not start the app."""
+    _s, p, pull, inv = board.inputs[app.KEY_CONFIRM]
+    pin = input_pin(p, pull)
+    return (pin.value() ^ (1 if inv else 0)) == 1
+
+
+def approval_in_force(cfg, wall_seconds):
+    """False when the RTC says the table's approval is not yet effective."""
+    if wall_seconds is None:
+        return True  # no date known: cannot be checked (a warning is logged)
+    today = wall_seconds // 86400 + _DAY_2000
+    return today >= dates.parse(cfg.approval["effective"])
+
+
+def open_table(board_path, table_path, journal_dir):
+    """app.start()'s start-up: the files, the adapters, the journal and a booted
+    Controller (also app.controller), or None (printed why) when the table
+    must not run: refused files, recovery mode, approval not yet in force."""
+    from sicbo.errors import ConfigError
+
+    try:
+        board, cfg = load(board_path, table_path)
+    except (OSError, ValueError) as e:
+        msg = str(e) if isinstance(e, ConfigError) else "cannot read %s or %s: %r" % (
+            board_path, table_path, e)
+        print("sicbo: configuration refused, table not started: " + msg)
+        return None
+    for w in board.warnings:
+        print("sicbo: board warning: " + w)
+    if recovery_requested(board):
+        print("sicbo: recovery mode (confirm key held at power-on): app not started")
+        return None
+    from machine import RTC
+
+    table = settle.SettlementTable(cfg)
+    hw = build_hardware(board, table.row_bytes)
+    hw.all_off()
+    try:
+        import os
+
+        os.mkdir(journal_dir)
+    except OSError:
+        pass  # it exists
+    store = JournalStore(journal_dir)
+    wall = app.WallClock(RTC())
+    ctl = app.Controller(cfg, board, hw, store, wall, table=table)
+    app.controller = ctl
+    now = time.ticks_ms()
+    wall.refresh(now)
+    if not approval_in_force(cfg, wall.seconds(now)):
+        print("sicbo: table approval %s is effective from %s only: table not started"
+              % (cfg.approval["reference"], cfg.approval["effective"]))
+        return None
+    if wall.seconds(now) is None:
+        print("sicbo: RTC not set: journal records carry no wall-clock time")
+    ctl.boot(now, file_digest(board_path, table_path))
+    print("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
+    return ctl

@@ -1,0 +1,56 @@
+# The validated configuration as the controller keeps it after boot: a
+# TableConfig (parsed by sicbo.config) and a Board (parsed by sicbo.board).
+# The parsers are boot-only and dropped from memory once the table runs; the
+# objects they return stay, so their classes live here, in a module of their
+# own (a live method keeps its whole module alive).
+
+# Inputs in signal-index order: hw.switches.Switches is built with the pins in
+# this order, and its events carry these indices.
+INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor",
+                 "key_bell", "key_void", "key_payout", "key_confirm",
+                 "key_face_1", "key_face_2", "key_face_3", "key_face_4",
+                 "key_face_5", "key_face_6")
+
+
+class TableConfig:
+    """A validated table configuration. Areas are catalogue indices."""
+
+    def __init__(self):
+        self.name = ""
+        self.edition = 0
+        self.shaker = ""
+        self.offered = ()  # area indices, catalogue order
+        self.odds = b""  # odds per catalogue index (SINGLE: per die), 0 if not offered
+        self.triple_kills = ()  # area indices
+        self.lamp_order = ()  # channel names; None is a spare channel
+        self.void_policy = ""
+        self.resume_policy = ""
+        self.approval = {}
+
+    def is_offered(self, area):
+        return self.odds[area] != 0
+
+
+class Board:
+    """A validated board file. Pins are GPIO numbers."""
+
+    def __init__(self):
+        self.name = ""
+        self.description = ""
+        # One (signal, pin, pull, invert) per INPUT_SIGNALS entry, same order.
+        self.inputs = ()
+        self.outputs = {}  # signal -> pin, for the outputs present
+        # bus "hc595": spi, sck, mosi, miso (None), latch, oe (None), baudrate
+        # bus "neopixel": pin, count, colour (tuple)
+        self.lamps = {}
+        self.reader = None  # or {"uart", "tx", "rx", "baudrate"}
+        self.timers = {}  # user -> hardware timer id
+        self.timings = {}  # every TIMINGS name -> int
+        self.pins = {}  # pin -> the field that uses it ("inputs.cover")
+        self.warnings = []  # strings, each naming the field and the pin
+
+    def input_index(self, signal):
+        return INPUT_SIGNALS.index(signal)
+
+    def has_output(self, signal):
+        return signal in self.outputs
