@@ -254,7 +254,8 @@ class VirtualBoard:
     ``pty`` (/dev/pts/N), ``fs`` (the board's filesystem folder), ``control``
     and ``wire`` (the table's sockets, None without a table), ``boots``
     (interpreter starts so far), ``pid`` (the interpreter's, None when off),
-    ``bytes_in``/``bytes_out`` (serial traffic from/to the host so far).
+    ``bytes_in``/``bytes_out`` (serial traffic from/to the host so far),
+    ``hard_resets``/``soft_resets``/``crashes`` (counts so far).
     """
 
     def __init__(self, folder, board=None, link=None, heap=DEFAULT_HEAP, frozen=SIM_DIR,
@@ -275,6 +276,8 @@ class VirtualBoard:
         self.port = None
         self.boots = 0
         self.crashes = 0
+        self.hard_resets = 0  # machine.reset() (or a WDT reset) seen so far
+        self.soft_resets = 0
         self.bytes_in = 0   # bytes the host sent to the board (its serial RX)
         self.bytes_out = 0  # bytes the board sent to the host
         self._child = None
@@ -455,6 +458,7 @@ class _Relay:
         self.carry = b""             # a possible partial marker/header
         self.carry_prompt = b""      # a possible partial prompt
         self.sent_raw = False
+        self.prompt_seen = False
         self.tail = b""              # recent output, for the REPL mode
         self.raw_mode = False
         self.nl = _NewlineFilter()
@@ -540,29 +544,22 @@ class _Relay:
                     self.kill()
                     self.after_exit(code)
                     return
-            elif self.state == self.PROMPT:
-                # the REPL's first prompt: it now reads its input (and its
-                # switch to raw termios, TCSAFLUSH, has happened)
+            elif self.state in (self.PROMPT, self.HIDE) and not self.prompt_seen:
+                # Wait for the REPL's first prompt; then (in the loop) for its
+                # switch to a raw terminal, which flushes pending input
+                # (TCSAFLUSH): only after it is the input delivered.
                 window = self.carry_prompt + data
-                self.emit(data)
+                if self.state == self.PROMPT:
+                    self.emit(data)
                 if PROMPT in window:
+                    self.prompt_seen = True
                     self.carry_prompt = b""
-                    self.go_run()
                 else:
                     self.carry_prompt = window[-(len(PROMPT) - 1):]
                 return
             elif self.state == self.HIDE:
-                # soft reset from the raw REPL: the banner is not shown, the
-                # REPL is put back in raw mode once it reads its input
-                if not self.sent_raw:
-                    window = self.carry_prompt + data
-                    if PROMPT in window:
-                        self.sent_raw = True
-                        self.to_child += b"\x01"
-                        self.carry_prompt = b""
-                    else:
-                        self.carry_prompt = window[-(len(PROMPT) - 1):]
-                    return
+                # soft reset from the raw REPL: the banner is not shown, and
+                # the raw REPL's header comes once \x01 reaches the REPL
                 i = data.find(RAW_HEADER)
                 if i < 0:
                     keep = _partial_suffix(data, RAW_HEADER)
@@ -575,8 +572,25 @@ class _Relay:
                 self.emit(data)
                 return
 
+    def repl_reading(self):
+        """True once the interpreter's REPL has put its terminal in raw mode."""
+        try:
+            return not termios.tcgetattr(self.inner)[3] & termios.ISIG
+        except (termios.error, TypeError):
+            return False
+
+    def poll_start(self):
+        if not self.prompt_seen or self.inner is None or not self.repl_reading():
+            return
+        if self.state == self.PROMPT:
+            self.go_run()
+        elif self.state == self.HIDE and not self.sent_raw:
+            self.sent_raw = True
+            self.to_child += b"\x01"
+
     def booted(self):
         self.carry_prompt = b""
+        self.prompt_seen = False
         if self.kind == SOFT_RAW:
             self.state = self.HIDE
             self.sent_raw = False
@@ -593,6 +607,7 @@ class _Relay:
         """The interpreter ended by itself with `code` (returncode)."""
         if code == RESET_EXIT:
             self.vb._event("hard reset (machine.reset)")
+            self.vb.hard_resets += 1
             self.spawn(POWER_ON)
         elif code < 0 and code != -signal.SIGINT:
             self.vb.crashes += 1
@@ -603,6 +618,7 @@ class _Relay:
             # was leaving its code (SIGINT then has its default action): a
             # board soft-resets in all these cases
             raw = self.raw_mode
+            self.vb.soft_resets += 1
             self.emit(SOFT_REBOOT)
             self.spawn(SOFT_RAW if raw else SOFT_FRIENDLY)
 
@@ -657,10 +673,13 @@ class _Relay:
                         wl.append(self.inner)
                 if self.to_host and om is not None:
                     wl.append(om)
+                waiting = self.state in (self.PROMPT, self.HIDE) and self.prompt_seen
                 try:
-                    r, w, _ = select.select(rl, wl, [], 0.1)
+                    r, w, _ = select.select(rl, wl, [], 0.005 if waiting else 0.1)
                 except InterruptedError:
                     continue
+                if waiting:
+                    self.poll_start()
                 if vb._wake_r in r:
                     os.read(vb._wake_r, 512)
                 if om is not None and om in r:

@@ -57,8 +57,16 @@ def assert_consistent(vb):
 
 
 def run_deploy(vb, device, **kw):
-    return dp.deploy(vb.port, kw.pop("board", BOARD), kw.pop("table", TABLE), device_dir=device,
-                     **kw)
+    resets = vb.hard_resets
+    r = dp.deploy(vb.port, kw.pop("board", BOARD), kw.pop("table", TABLE), device_dir=device,
+                  **kw)
+    if kw.get("reset", True):
+        # as with a real board, bytes sent while it resets are lost: wait for the reboot
+        end = time.monotonic() + 10
+        while vb.hard_resets == resets and time.monotonic() < end:
+            time.sleep(0.01)
+        assert vb.hard_resets > resets, "the board did not reset"
+    return r
 
 
 def test_deploy_from_empty(vb, device):
@@ -78,7 +86,7 @@ def test_deploy_from_empty(vb, device):
                           "import sicbo.settle, sicbo; print(sicbo.FIRMWARE_VERSION, "
                           "sicbo.settle.__file__)"],
                          capture_output=True, text=True, timeout=30).stdout
-    assert out.split() == [m["firmware"], "sicbo/settle.mpy"]
+    assert out.split() == [m["firmware"], "sicbo/settle.mpy"], out
 
 
 def test_redeploy_without_change_copies_nothing(vb, device):
