@@ -270,3 +270,37 @@ def test_sicbo_test_on_the_virtual_board(vb):
     assert passed > 0 and failed == 0 and r.returncode == 0, r.stdout + r.stderr
     assert os.path.exists(os.path.join(vb.fs, "t", "tests", "mp_runner.py"))
     assert "test_dates.py" in r.stdout
+
+
+def test_friendly_repl_ctrl_d_runs_main(vb, tmp_path):
+    import serial
+
+    clean(vb)
+    with open(os.path.join(vb.fs, "main.py"), "w") as f:
+        f.write(MAIN_PY)
+    with serial.Serial(vb.port, 115200, timeout=0.2) as s:
+        s.write(b"\r\x03\r\x02")  # to the friendly REPL, as a terminal user is
+        time.sleep(0.3)
+        s.read(10000)
+        s.write(b"\x04")  # Ctrl-D: soft reset, which runs main.py from the friendly REPL
+        got = b""
+        end = time.monotonic() + 10
+        while b">>> " not in got.split(b"soft reboot", 1)[-1] and time.monotonic() < end:
+            got += s.read(1000)
+    assert b"MPY: soft reboot\r\n" in got
+    assert lines(vb, "runs.txt") == ["main"]
+    assert b"\n" not in got.replace(b"\r\n", b"")  # every newline is \r\n, as on a board
+    clean(vb)
+
+
+def test_killed_vboard_leaves_no_interpreter(tmp_path):
+    folder = str(tmp_path / "vb")
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools", "vboard", "--folder", folder],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: _interpreters(folder), 15)
+    finally:
+        proc.kill()  # SIGKILL: no clean-up code runs
+        proc.wait()
+    # the interpreter's terminal hangs up with its master: it ends too
+    assert wait_for(lambda: _interpreters(folder) == [], 5)
