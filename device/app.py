@@ -24,7 +24,6 @@ from micropython import const
 from hw.switches import EDGE, FAULT, RECOVER
 from sicbo import dates, journal, recall, settle
 from sicbo import events as E
-from sicbo.dicereader import DiceReader
 from sicbo.round import RoundMachine
 
 BOARD_FILE = "/board.json"
@@ -134,7 +133,11 @@ class Controller:
                               pulse_on_ms=t["pulse_on_ms"], pulse_off_ms=t["pulse_off_ms"],
                               shaker_ms=t["electric_run_ms"], bell_ms=t["bell_ms"])
         self.recall = recall.Recall(self.table)
-        self.reader = DiceReader() if hw.uart is not None else None
+        self.reader = None
+        if hw.uart is not None:
+            from sicbo.dicereader import DiceReader
+
+            self.reader = DiceReader()
         self._rx = bytearray(64)
         self._rx_mv = memoryview(self._rx)
         self._ev = [0, 0, 0, 0]
@@ -153,27 +156,11 @@ class Controller:
     def boot(self, now, config_id=b""):
         """Replay the journal, then resume with the sensors as they read now.
         config_id: a few bytes identifying the board and table files; a new
-        one is journaled as a configuration change."""
-        self.wall.refresh(now)
-        rp = journal.Replay()
-        store = self.store
-        store.checkpoint = self._checkpoint
-        store.boot(rp, self.recall)
-        sw = self.hw.switches
-        sw.update(now)
-        while sw.pop(self._ev):
-            pass  # levels are what counts at boot, not how they got there
-        m = self.m
-        wall = self.wall.seconds(now)
-        n = m.resume(rp, now, wall, sw.level(0), sw.level(1), sw.level(2), sw.level(4))
-        self._drain(n, now)
-        if config_id and bytes(rp.config_id) != config_id:
-            m._begin(now, wall)
-            c = config_id
-            m._rec(E.J_CONFIG, c[0], c[1], c[2], c[3], c[4], c[5])
-            self._drain(0, now)
-        self.config_id = config_id
-        self.booted = True
+        one is journaled as a configuration change. (Start-up code: it lives
+        in appboot.py, dropped after boot.)"""
+        import appboot
+
+        appboot.boot(self, now, config_id)
 
     def _checkpoint(self):
         return recall.checkpoint(self.m, self.recall, self._now, self.wall.seconds(self._now))

@@ -18,6 +18,8 @@ from hw.watchdog import Watchdog
 from journal_store import JournalStore
 from sicbo import board as boardfile
 from sicbo import config, dates, settle
+from sicbo import events as E
+from sicbo.resume import Replay
 
 _DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
 _PULLS = {"up": Pin.PULL_UP, "down": Pin.PULL_DOWN, "none": None}
@@ -168,3 +170,28 @@ def open_table(board_path, table_path, journal_dir):
     ctl.boot(now, file_digest(board_path, table_path))
     print("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
     return ctl
+
+
+def boot(ctl, now, config_id=b""):
+    """Controller.boot: replay the journal, then resume with the sensors as
+    they read now; a new config_id is journaled as a configuration change."""
+    ctl.wall.refresh(now)
+    rp = Replay()
+    store = ctl.store
+    store.checkpoint = ctl._checkpoint
+    store.boot(rp, ctl.recall)
+    sw = ctl.hw.switches
+    sw.update(now)
+    while sw.pop(ctl._ev):
+        pass  # levels are what counts at boot, not how they got there
+    m = ctl.m
+    wall = ctl.wall.seconds(now)
+    n = m.resume(rp, now, wall, sw.level(0), sw.level(1), sw.level(2), sw.level(4))
+    ctl._drain(n, now)
+    if config_id and bytes(rp.config_id) != config_id:
+        m._begin(now, wall)
+        c = config_id
+        m._rec(E.J_CONFIG, c[0], c[1], c[2], c[3], c[4], c[5])
+        ctl._drain(0, now)
+    ctl.config_id = config_id
+    ctl.booted = True

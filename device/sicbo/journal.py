@@ -21,8 +21,6 @@ import struct
 
 from micropython import const
 
-from sicbo import events as E
-
 MAGIC = const(0xA5)
 HEADER = const(24)
 CRC_LEN = const(4)
@@ -136,98 +134,16 @@ class Scanner:
             self.torn_segments += 1
 
 
-class Replay:
-    """Walks the records in journal order and derives what the round machine
-    must resume in. Feed it segment bytes (feed) or records (apply), then pass
-    it to RoundMachine.resume(). Records whose sequence number is not above the
-    last one applied are duplicates and ignored, so nothing is applied twice."""
-
-    def __init__(self):
-        self.scanner = Scanner()
-        self.seq = 0  # last sequence number applied
-        self.round = 0  # highest round id seen
-        self.boot = 0  # highest boot count seen
-        self.state = E.ST_IDLE
-        self.dice = bytearray(3)  # effective result of the open round
-        self.has_result = False
-        self.reader = bytearray(3)
-        self.has_reader = False
-        self.hold = bytearray(3)  # the dealer's dice of a hold before any result
-        self.alarm = False
-        self.violation = False
-        self.void_lit = False
-        self.open_seq = 0  # seq of the J_ROUND of the unfinished round, 0 if none
-        self.config_id = bytearray(6)  # of the last J_CONFIG: the files in force
-        self.applied = 0
-        self.duplicates = 0
-
-    def feed(self, data):
-        for rec in self.scanner.scan(data):
-            self.apply(rec)
-
-    def apply(self, rec):
-        if rec.seq <= self.seq:
-            self.duplicates += 1
-            return
-        self.seq = rec.seq
-        self.applied += 1
-        if rec.boot > self.boot:
-            self.boot = rec.boot
-        if rec.round > self.round:
-            self.round = rec.round
-        t = rec.type
-        if t == E.J_ROUND:
-            self.round = rec.round
-            self.state = E.ST_SHAKING
-            self.has_result = False
-            self.has_reader = False
-            self.violation = False
-            self.void_lit = False
-            self.alarm = False
-            self.open_seq = rec.seq
-        elif t == E.J_OPEN:
-            self.state = E.ST_OPEN
-        elif t == E.J_BELL:
-            self.state = E.ST_CLOSED
-        elif t == E.J_COVER_OFF:
-            self.state = E.ST_RESULT
-        elif t == E.J_RESULT or t == E.J_CORRECTION:
-            k = 0 if t == E.J_RESULT else 3
-            for i in range(3):
-                self.dice[i] = rec.p(k + i)
-            self.has_result = True
-            self.state = E.ST_PAYING
-        elif t == E.J_HOLD:
-            for i in range(3):
-                self.hold[i] = rec.p(i)
-                self.reader[i] = rec.p(3 + i)
-            self.has_reader = True
-            self.state = E.ST_HOLD
-        elif t == E.J_READER:
-            for i in range(3):
-                self.reader[i] = rec.p(i)
-            self.has_reader = True
-        elif t == E.J_VOID:
-            self.state = E.ST_IDLE
-            self.has_result = False
-            self.void_lit = True
-            self.open_seq = 0
-        elif t == E.J_PAYOUT:
-            self.state = E.ST_IDLE
-            self.has_result = False
-            self.open_seq = 0
-        elif t == E.J_ALARM:
-            self.alarm = True
-        elif t == E.J_VIOLATION:
-            self.alarm = True
-            self.violation = True
-        elif t == E.J_ALARM_CLEAR:
-            self.alarm = False
-        elif t == E.J_CONFIG:
-            for i in range(6):
-                self.config_id[i] = rec.p(i)
-
-
 def records(data):
     """All valid records of one segment's bytes, as a list (host tools, tests)."""
     return list(Scanner().scan(data))
+
+
+def __getattr__(name):
+    # Replay is needed at boot only: it lives with the resumption in
+    # sicbo/resume.py, which the controller drops once it runs.
+    if name == "Replay":
+        from sicbo.resume import Replay
+
+        return Replay
+    raise AttributeError(name)

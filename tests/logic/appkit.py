@@ -72,6 +72,26 @@ def fresh_folder():
     return path
 
 
+_default = []  # [(Board, TableConfig, SettlementTable)] of the default files, made once
+
+
+def _configuration(board, table):
+    """(Board, TableConfig, SettlementTable). The default files are parsed
+    once per process and shared by every Table (none of them changes
+    them), so that a test holds one copy; the parsers are dropped after."""
+    if board is None and table is None and _default:
+        return _default[0]
+    from sicbo import board as boardfile
+    from sicbo import config
+
+    b = boardfile.parse_board(board or board_dict())
+    c = config.parse_table(table or table_dict())
+    conf = (b, c, settle.SettlementTable(c))
+    if board is None and table is None:
+        _default.append(conf)
+    return conf
+
+
 class Table:
     """A table: the sim board with the cover off, clasps open, keys up."""
 
@@ -82,12 +102,8 @@ class Table:
         # Start-up as app.start() does it: the parsers and appboot are loaded
         # for it, then dropped (app.unload_boot), as on the board.
         import appboot
-        from sicbo import board as boardfile
-        from sicbo import config
 
-        self.board = boardfile.parse_board(board or board_dict())
-        self.cfg = config.parse_table(table or table_dict())
-        st = settle.SettlementTable(self.cfg)
+        self.board, self.cfg, st = _configuration(board, table)
         if reset:
             for name in INPUTS:
                 self.set(name, 0)
@@ -101,7 +117,7 @@ class Table:
         self.table = st
         self.m = self.ctl.m
         self.ctl.boot(machine.sim_ticks_ms(), config_id)
-        del appboot, boardfile, config
+        del appboot
         app.unload_boot()
 
     def now(self):
@@ -188,8 +204,11 @@ class Table:
 
 
 def reboot(t, **kw):
-    """Power cut and restart on the same journal (the table keeps its state)."""
+    """Power cut and restart on the same journal (the table keeps its state).
+    The old controller is gone, as after a real power cut: `t` keeps only its
+    folder and files."""
     t.close()
+    t.ctl = t.m = t.hw = t.store = None
     return Table(folder=t.folder, reset=False, **kw)
 
 
