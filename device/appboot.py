@@ -16,8 +16,7 @@ from hw.solenoid import ShakerMotor, Solenoid
 from hw.switches import Switches
 from hw.watchdog import Watchdog
 from journal_store import JournalStore
-from sicbo import board as boardfile
-from sicbo import config, dates, settle
+from sicbo import dates, settle
 from sicbo import events as E
 from sicbo.resume import Replay
 
@@ -103,8 +102,18 @@ def file_digest(*paths):
     return h.digest()[:6]
 
 
+# The file parsers (and the area catalogue they use): done with once the
+# files are read and the settlement table built (app.unload_boot(PARSERS)).
+PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas")
+
+
 def load(board_path=app.BOARD_FILE, table_path=app.TABLE_FILE):
-    """(Board, TableConfig) or ConfigError; nothing is built from a refused file."""
+    """(Board, TableConfig) or ConfigError; nothing is built from a refused file.
+    The parsers are imported here, not by this module, so that dropping them
+    (PARSERS) frees them before the adapters are built."""
+    from sicbo import board as boardfile
+    from sicbo import config
+
     board = boardfile.parse_board(read_json(board_path))
     cfg = config.parse_table(read_json(table_path))
     boardfile.check_shaker(board, cfg.shaker)
@@ -134,11 +143,14 @@ def open_table(board_path, table_path, journal_dir):
 
     try:
         board, cfg = load(board_path, table_path)
+        table = settle.SettlementTable(cfg)
     except (OSError, ValueError) as e:
         msg = str(e) if isinstance(e, ConfigError) else "cannot read %s or %s: %r" % (
             board_path, table_path, e)
         print("sicbo: configuration refused, table not started: " + msg)
         return None
+    finally:
+        app.unload_boot(PARSERS)  # the lowest heap before the adapters are built
     for w in board.warnings:
         print("sicbo: board warning: " + w)
     if recovery_requested(board):
@@ -146,7 +158,6 @@ def open_table(board_path, table_path, journal_dir):
         return None
     from machine import RTC
 
-    table = settle.SettlementTable(cfg)
     hw = build_hardware(board, table.row_bytes)
     hw.all_off()
     try:

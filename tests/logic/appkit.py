@@ -87,6 +87,8 @@ def _configuration(board, table):
     b = boardfile.parse_board(board or board_dict())
     c = config.parse_table(table or table_dict())
     conf = (b, c, settle.SettlementTable(c))
+    del boardfile, config
+    app.unload_boot(("sicbo.board", "sicbo.config", "sicbo.areas"))
     if board is None and table is None:
         _default.append(conf)
     return conf
