@@ -150,6 +150,7 @@ class Controller:
         self.booted = False
         self.config_id = b""
         self._now = 0
+        self._unfed = None  # records written but not yet given to recall
 
     # ---- boot ----------------------------------------------------------------
 
@@ -163,7 +164,14 @@ class Controller:
         appboot.boot(self, now, config_id)
 
     def _checkpoint(self):
+        self._feed_recall()  # the meters count the records being written first
         return recall.checkpoint(self.m, self.recall, self._now, self.wall.seconds(self._now))
+
+    def _feed_recall(self):
+        data = self._unfed
+        if data is not None:
+            self._unfed = None
+            self.recall.feed(data)
 
     # ---- one event -----------------------------------------------------------
 
@@ -178,7 +186,7 @@ class Controller:
         self._now = now
         if m.rec_len:
             data = m.records()
-            self.recall.feed(data)
+            self._unfed = data  # for recall, once the commands have run
             self.store.append(data, m.open_seq)  # flushed before any command runs
         cm = m.cmds
         hw = self.hw
@@ -209,6 +217,9 @@ class Controller:
             elif code == E.C_SHOW:
                 self.message = cm[k + 1]
                 self.detail = cm[k + 2]
+        # After acting: recall and the meters decode the records (allocates;
+        # a rotation inside append() has fed them already, see _checkpoint).
+        self._feed_recall()
         if self.log is not None:
             # After acting: the log is for people and may allocate.
             from sicbo.logtext import journal_line, message_text

@@ -1,0 +1,298 @@
+# Controller benchmark on the MicroPython unix port (make bench), from the
+# .mpy tree that host_tools.mprun compiles (build/mpy), as the board runs it:
+#   python -c "from host_tools.mprun import compile_trees; compile_trees()"
+#   micropython -X heapsize=110k bench/bench_controller.py [rounds]
+# The controller (device/app.py) runs the virtual board's file and the full
+# 2004 table on the simulated machine (sim/), with its journal in a fresh
+# folder under /tmp and no log (log=None, as on the table). Prints figures:
+#   heap in use once booted (after app.unload_boot), split into the simulated
+#     machine (built into a real board's firmware, so 0 there), the firmware's
+#     loaded code (bytecode, its objects and interned names) and the
+#     controller's state objects;
+#   microseconds from a dealer key to its actuator command: the bell key,
+#     Controller.handle(EV_BELL) alone, and from the debounced edge through
+#     Switches.update and Controller.poll; bytes allocated on that path;
+#   journal appends: bytes and microseconds each (JournalStore on /tmp);
+#   journal bytes per round, and the heap after the first and the last round.
+import gc
+import os
+import sys
+import time
+
+_T0 = time.ticks_us()
+
+
+def _root():
+    p = sys.argv[0]
+    i = p.rfind("/")
+    d = p[:i] if i >= 0 else "."
+    i = d.rfind("/")
+    return d[:i] if i >= 0 else "."
+
+
+ROOT = _root()
+MPY = ROOT + "/build/mpy"
+BOARD_FILE = ROOT + "/board_config/boards/virtual.json"
+TABLE_FILE = ROOT + "/board_config/tables/macau-2004.json"
+STEP_MS = 5  # app.POLL_MS
+
+
+def heap():
+    gc.collect()
+    return gc.mem_alloc()
+
+
+def kib(n):
+    return "%6.1f KiB" % (n / 1024)
+
+
+def fresh_folder():
+    path = "/tmp/sicbo-bench-%d" % (os.getpid() if hasattr(os, "getpid") else 0)
+    try:
+        os.mkdir(path)
+    except OSError:
+        for name in os.listdir(path):
+            os.remove(path + "/" + name)
+    return path
+
+
+class Rig:
+    """The booted controller, its pins and the manual clock."""
+
+    def __init__(self, ctl, machine, board, m):
+        self.ctl = ctl
+        self.machine = machine
+        self.m = m
+        self.pin = {}
+        self.inv = {}
+        for signal, gpio, _pull, inv in board.inputs:
+            self.pin[signal] = gpio
+            self.inv[signal] = 1 if inv else 0
+        self.key_polls = []  # us from poll() to the bell's command, for key edges
+        self.rang = 0  # ticks_us when the bell was commanded
+        self.rang_heap = 0
+        bell = ctl.hw.bell
+        ring = bell.ring
+
+        def timed_ring(now=None, ms=0):
+            # The actuator command: when it runs, and the heap then.
+            self.rang = time.ticks_us()
+            self.rang_heap = gc.mem_alloc()
+            return ring(now, ms)
+
+        bell.ring = timed_ring
+
+    def set(self, signal, level):
+        self.machine.sim_set(self.pin[signal], level ^ self.inv[signal])
+
+    def run(self, ms, watch=False):
+        ctl = self.ctl
+        machine = self.machine
+        while ms > 0:
+            machine.sim_advance(STEP_MS)
+            now = machine.sim_ticks_ms()
+            before = ctl.events
+            self.rang = 0
+            t = time.ticks_us()
+            ctl.poll(now)
+            if watch and ctl.events != before and self.rang:
+                self.key_polls.append(time.ticks_diff(self.rang, t))
+                watch = False
+            ctl.actuators(now)
+            ctl.read_reader(now)
+            wd = ctl.hw.watchdog
+            if wd is not None:
+                wd.feed(now)
+            ms -= STEP_MS
+
+    def press(self, signal, watch=False):
+        self.set(signal, 1)
+        self.run(60, watch)
+        self.set(signal, 0)
+        self.run(60)
+
+    def open_round(self):
+        for s in ("cover", "clasp_left", "clasp_right"):
+            self.set(s, 1)
+        self.run(60)
+        self.press("shake")
+        self.run(2000)
+
+    def finish_round(self, d1, d2, d3):
+        for s in ("cover", "clasp_left", "clasp_right"):
+            self.set(s, 0)
+        self.run(60)
+        for d in (d1, d2, d3):
+            self.press("key_face_%d" % d)
+        self.press("key_confirm")
+        self.press("key_payout")
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 60
+    for p in (MPY + "/device", MPY + "/sim"):
+        sys.path.insert(0, p)
+    try:
+        os.stat(MPY + "/device/app.mpy")
+    except OSError:
+        print("bench_controller: no %s/device/app.mpy: compile first "
+              "(python -c 'from host_tools.mprun import compile_trees; compile_trees()')" % MPY)
+        sys.exit(2)
+    base = heap()
+    STAGE[1] = base
+
+    # The simulated machine: every part the virtual board uses.
+    STAGE[0] = "importing the simulated machine"
+    import machine
+    from machine import PWM, RTC, SPI, UART, WDT, Pin, Timer  # noqa: F401
+
+    sim_code = heap() - base
+    STAGE[0] = "importing the firmware (app and the modules it keeps)"
+
+    # The firmware's resident code: app and what it keeps loaded while the
+    # table runs (the adapters and the dice reader's parser included).
+    import app
+    import hw.bell  # noqa: F401
+    import hw.lamps  # noqa: F401
+    import hw.solenoid  # noqa: F401
+    import hw.watchdog  # noqa: F401
+    import journal_store
+    import sicbo.dicereader  # noqa: F401
+    from sicbo import events as E
+
+    code = heap() - base - sim_code
+    STAGE[0] = "starting up: files, adapters, journal, boot"
+
+    # Start-up, as app.start() does it, on the manual clock.
+    import appboot
+
+    machine.sim_reset(ticks=1000)
+    board, cfg = appboot.load(BOARD_FILE, TABLE_FILE)
+    from sicbo import settle
+
+    table = settle.SettlementTable(cfg)
+    machine.sim_attach_595(board.lamps["spi"], board.lamps["latch"], table.row_bytes)
+    hw = appboot.build_hardware(board, table.row_bytes, ticks_ms=machine.sim_ticks_ms)
+    hw.all_off()
+    store = journal_store.JournalStore(fresh_folder())
+    ctl = app.Controller(cfg, board, hw, store, app.WallClock(RTC()), log=None, table=table)
+    t = time.ticks_us()
+    ctl.boot(machine.sim_ticks_ms(), b"bench!")
+    boot_us = time.ticks_diff(time.ticks_us(), t)
+    del appboot, settle, table
+    app.unload_boot()
+    booted = heap() - base
+    state = booted - sim_code - code
+
+    STAGE[0] = "playing rounds"
+    rig = Rig(ctl, machine, board, ctl.m)
+    del board, cfg, hw
+    for s in ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
+              "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
+              "key_face_3", "key_face_4", "key_face_5", "key_face_6"):
+        rig.set(s, 0)
+    rig.run(60)
+
+    handle_us = []  # us from handle(EV_BELL) to the bell's command
+    whole_us = []  # the whole handle(): then recall and the meters
+    alloc = []
+    alloc_whole = []
+    bytes0 = store.bytes_written
+    appends0 = store.appends
+    after_first = 0
+    for r in range(rounds):
+        rig.open_round()
+        if rig.m.state != E.ST_OPEN:
+            print("bench_controller: round %d did not open (state %d)" % (r + 1, rig.m.state))
+            sys.exit(1)
+        if r & 1:
+            rig.press("key_bell", watch=True)  # edge -> Switches -> poll -> handle
+        else:
+            now = machine.sim_ticks_ms()
+            gc.collect()
+            a = gc.mem_alloc()
+            t = time.ticks_us()
+            ctl.handle(E.EV_BELL, 0, now)
+            end = time.ticks_us()
+            handle_us.append(time.ticks_diff(rig.rang, t))
+            whole_us.append(time.ticks_diff(end, t))
+            alloc.append(rig.rang_heap - a)
+            alloc_whole.append(gc.mem_alloc() - a)
+            rig.run(60)
+        if not hw_bell_rang(machine, ctl):
+            print("bench_controller: the bell did not ring in round %d" % (r + 1))
+            sys.exit(1)
+        rig.run(1600)
+        rig.finish_round(1 + r % 6, 1 + (r // 6) % 6, 1 + (r // 36) % 6)
+        if rig.m.state != E.ST_IDLE:
+            print("bench_controller: round %d did not end (state %d)" % (r + 1, rig.m.state))
+            sys.exit(1)
+        if r == 0:
+            after_first = heap() - base
+    after_last = heap() - base
+    journal_bytes = store.bytes_written - bytes0
+    appends = store.appends - appends0
+
+    # Raw appends of one sealed record, flushed each time.
+    from sicbo import journal
+
+    rec = journal.encode(E.J_DIAG, ctl.m.seq + 1, ctl.m.round, ctl.m.boot, 0, None,
+                         bytes(8))
+    n = 200
+    t = time.ticks_us()
+    for _ in range(n):
+        store.append(rec)
+    append_us = time.ticks_diff(time.ticks_us(), t) / n
+    store.close()
+
+    impl = sys.implementation
+    print("bench_controller: MicroPython %s unix port (%d-bit), heap %d bytes, "
+          "virtual board, %s" % (".".join(str(v) for v in impl.version[:3]),
+                                 64 if sys.maxsize > 2 ** 32 else 32,
+                                 gc.mem_alloc() + gc.mem_free(), TABLE_FILE.split("/")[-1]))
+    print("heap in use once booted     %s (%d bytes), of which:" % (kib(booted), booted))
+    print("  simulated machine         %s (a board's machine is built in: 0 there)"
+          % kib(sim_code))
+    print("  firmware code (resident)  %s" % kib(code))
+    print("  controller state          %s (and names left by start-up)" % kib(state))
+    print("  firmware code + state     %s (target 40 KiB)" % kib(code + state))
+    print("boot (journal replay, resume) %8d us" % boot_us)
+    print("bell key -> C_BELL executed, Controller.handle(EV_BELL): %d us median, %d max; "
+          "%d bytes allocated" % (median(handle_us), max(handle_us), max(alloc)))
+    print("  (the whole handle(), recall and meters after the command: %d us, %d bytes)"
+          % (median(whole_us), max(alloc_whole)))
+    print("bell key edge -> C_BELL executed, via Switches.update + Controller.poll: "
+          "%d us median, %d max" % (median(rig.key_polls), max(rig.key_polls)))
+    print("journal append (JournalStore, /tmp): %d bytes per append in play, "
+          "%.0f us per 36-byte record appended and flushed" % (journal_bytes // appends,
+                                                               append_us))
+    print("journal bytes per round      %8d (%d rounds, %d appends, %d segments deleted)"
+          % (journal_bytes // rounds, rounds, appends, store.deleted))
+    print("heap after round 1           %s, after round %d %s" % (kib(after_first), rounds,
+                                                                    kib(after_last)))
+    print("wall time %.1f s" % (time.ticks_diff(time.ticks_us(), _T0) / 1e6))
+
+
+def hw_bell_rang(machine, ctl):
+    return ctl.hw.bell.ringing()
+
+
+def median(xs):
+    s = sorted(xs)
+    return s[len(s) // 2] if s else 0
+
+
+STAGE = ["starting", 0]  # what the bench is doing, the heap before it began
+
+
+def guarded():
+    try:
+        main()
+    except MemoryError as e:
+        print("bench_controller: MemoryError (%s) while %s, in a heap of %d bytes: "
+              "%d bytes in use above the interpreter and this script"
+              % (e, STAGE[0], gc.mem_alloc() + gc.mem_free(), gc.mem_alloc() - STAGE[1]))
+        sys.exit(1)
+
+
+guarded()
