@@ -59,15 +59,15 @@ def fresh_folder():
 class Rig:
     """The booted controller, its pins and the manual clock."""
 
-    def __init__(self, ctl, machine, board, m):
+    def __init__(self, ctl, machine, gpio, inv):
+        from sicbo.settings import INPUT_SIGNALS
+
         self.ctl = ctl
         self.machine = machine
-        self.m = m
-        self.pin = {}
-        self.inv = {}
-        for signal, gpio, _pull, inv in board.inputs:
-            self.pin[signal] = gpio
-            self.inv[signal] = 1 if inv else 0
+        self.m = ctl.m
+        self.signals = INPUT_SIGNALS
+        self.gpio = gpio  # per input signal, in INPUT_SIGNALS order
+        self.inv = inv
         self.key_polls = []  # us from poll() to the bell's command, for key edges
         self.rang = 0  # ticks_us when the bell was commanded
         self.rang_heap = 0
@@ -83,7 +83,8 @@ class Rig:
         bell.ring = timed_ring
 
     def set(self, signal, level):
-        self.machine.sim_set(self.pin[signal], level ^ self.inv[signal])
+        i = self.signals.index(signal)
+        self.machine.sim_set(self.gpio[i], level ^ self.inv[i])
 
     def run(self, ms, watch=False):
         ctl = self.ctl
@@ -179,14 +180,24 @@ def main():
     t = time.ticks_us()
     ctl.boot(machine.sim_ticks_ms(), b"bench!")
     boot_us = time.ticks_diff(time.ticks_us(), t)
-    del appboot, settle, table
+    ctl.board = None  # as appboot.open_table() leaves it
+    gpio = bytearray(p for _s, p, _pull, _inv in board.inputs)
+    inv = bytearray(1 if i else 0 for _s, _p, _pull, i in board.inputs)
+    del appboot, settle, table, board, cfg, hw
     app.unload_boot()
+    for _ in range(12):
+        # 60 ms of the app's passes: the heap as the running table has it
+        # (and the stack no longer holds start-up's objects).
+        machine.sim_advance(STEP_MS)
+        now = machine.sim_ticks_ms()
+        ctl.poll(now)
+        ctl.actuators(now)
+        ctl.read_reader(now)
     booted = heap() - base
     state = booted - sim_code - code
 
     STAGE[0] = "playing rounds"
-    rig = Rig(ctl, machine, board, ctl.m)
-    del board, cfg, hw
+    rig = Rig(ctl, machine, gpio, inv)
     for s in ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
               "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
               "key_face_3", "key_face_4", "key_face_5", "key_face_6"):

@@ -180,6 +180,9 @@ def open_table(board_path, table_path, journal_dir):
         print("sicbo: RTC not set: journal records carry no wall-clock time")
     ctl.boot(now, file_digest(board_path, table_path))
     print("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
+    # The board file's data served start-up only (the adapters are built):
+    # its pin map, timings and warnings go back to the heap.
+    ctl.board = None
     return ctl
 
 
