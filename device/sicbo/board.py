@@ -13,7 +13,7 @@
 # reset (a warning: usable with care); 1 and 3 are UART0, the USB serial
 # REPL (a warning: mpremote and the log stop working).
 
-from sicbo.errors import ConfigError
+from sicbo.errors import ConfigError, key_name
 from sicbo.settings import INPUT_SIGNALS, Board
 
 OUTPUT_SIGNALS = ("solenoid", "shaker_motor", "bell")
@@ -85,7 +85,7 @@ def _choices(values):
 def _known(obj, field, allowed):
     for key in sorted(obj):
         if key not in allowed:
-            where = field + "." + str(key) if field else str(key)
+            where = field + "." + key_name(key) if field else key_name(key)
             raise ConfigError(where, "unknown field; allowed: %s" % _choices(allowed))
 
 

@@ -7,7 +7,7 @@
 # everything before it builds anything, so a refused file is never half used.
 
 from sicbo import areas, dates
-from sicbo.errors import ConfigError
+from sicbo.errors import ConfigError, key_name
 from sicbo.settings import TableConfig
 
 SHAKERS = ("solenoid", "electric", "manual")
@@ -131,6 +131,9 @@ def _parse_lamps(obj, offered_set, edition):
         field = "lamp_order[%d]" % k
         if name is None:
             continue  # a spare channel
+        if not isinstance(name, str):
+            raise ConfigError(field, "must be an area code, a status lamp (%s) or null, got %r"
+                              % (_choices(STATUS_LAMPS), name))
         if name in seen:
             raise ConfigError(field, "%r is already wired to channel %d" % (name, seen[name]))
         seen[name] = k
@@ -154,7 +157,7 @@ def _parse_approval(obj):
                           "effective and optional holidays")
     for key in sorted(obj):
         if key not in _APPROVAL_FIELDS:
-            raise ConfigError("approval." + str(key), "unknown field; allowed: %s"
+            raise ConfigError("approval." + key_name(key), "unknown field; allowed: %s"
                               % _choices(_APPROVAL_FIELDS))
     ref = obj.get("reference")
     if not isinstance(ref, str) or not ref.strip():
@@ -195,7 +198,7 @@ def parse_table(obj):
         raise ConfigError("table", "must be a JSON object")
     for key in sorted(obj):
         if key not in _FIELDS:
-            raise ConfigError(str(key), "unknown field; allowed: %s" % _choices(_FIELDS))
+            raise ConfigError(key_name(key), "unknown field; allowed: %s" % _choices(_FIELDS))
     for key in _REQUIRED:
         if key not in obj:
             raise ConfigError(key, "is required")

@@ -12,5 +12,16 @@ class ConfigError(ValueError):
         self.message = message
 
 
+def key_name(key):
+    """A file's key as a field name: quoted when it would not read as one
+    (empty, spaces, control characters), so that no message names nothing."""
+    if isinstance(key, str) and key:
+        for ch in key:
+            if ch <= " " or ch > "~":
+                return repr(key)
+        return key
+    return repr(key)
+
+
 class InputError(ValueError):
     """Bad input at settlement time (dice, wager): nothing was settled."""

@@ -205,3 +205,18 @@ def test_load_table_rejects_bad_json():
         assert e.field == "table" and "JSON" in e.message
     else:
         raise AssertionError("bad JSON accepted")
+
+
+def test_lamp_order_entry_of_wrong_type_refused():
+    # Found by fuzzing: a list in lamp_order used to escape as a TypeError.
+    t = table_dict(offered=["SMALL", "BIG"])
+    t["lamp_order"] = ["SMALL", ["BIG"], "BIG"]
+    e = refusal(t)
+    assert e.field == "lamp_order[1]" and "or null" in e.message
+
+
+def test_empty_field_name_is_quoted():
+    t = table_dict()
+    t[""] = 1
+    e = refusal(t)
+    assert e.field == "''" and "unknown field" in e.message
