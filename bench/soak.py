@@ -1,0 +1,31 @@
+"""Host wrapper of the soak (issue 5): compiles the firmware, the simulated
+machine and the test kits to .mpy (build/mpy, as host_tools.mprun does), then
+runs bench/soak_rounds.py on the MicroPython unix port with an ESP32-sized heap.
+
+    python bench/soak.py [rounds] [seed] [cut_every]     (default 100000 5 300)
+
+SICBO_SOAK_HEAP sets the heap (default 110k). Exit status: the soak's.
+"""
+
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from host_tools import REPO  # noqa: E402
+from host_tools.mprun import compile_trees, micropython  # noqa: E402
+
+
+def main(argv):
+    args = argv[1:] or ["100000"]
+    heap = os.environ.get("SICBO_SOAK_HEAP", "110k")
+    env = dict(os.environ)
+    env["SICBO_MPY_ROOT"] = compile_trees()
+    cmd = [micropython(), "-X", "heapsize=" + heap, os.path.join("bench", "soak_rounds.py")]
+    print("soak: %s" % " ".join(cmd + args), flush=True)
+    return subprocess.run(cmd + args, cwd=REPO, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

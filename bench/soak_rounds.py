@@ -1,0 +1,458 @@
+# Soak of the whole controller on the MicroPython unix port (issue 5):
+#   python -c "from host_tools.mprun import compile_trees; compile_trees()"
+#   micropython -X heapsize=110k bench/soak_rounds.py [rounds] [seed]
+# or `python bench/soak.py [rounds]` (compiles, then runs this).
+#
+# The Controller of device/app.py with the virtual board's file and the full
+# 2004 table (board_config/), on the simulated machine (sim/) with its manual
+# clock, and its journal (JournalStore) in a fresh folder under /tmp, imported
+# as .mpy from build/mpy as the board runs it. Rounds are played through the
+# pins with as few clock steps as the firmware allows: an input change is one
+# poll to see it and one poll `debounce_ms` later to accept it; the shaker's
+# pulses and the timers are stepped by what Controller.actuators() and the
+# round's deadline say. Mix (seeded): plain rounds, dealer voids (stacked,
+# leaning, other), refused and meaningless keys, and a power cut with a reboot
+# on the same journal every few hundred rounds, at a random point of a round.
+#
+# Prints: rounds done, MemoryErrors, heap (gc.mem_alloc after gc.collect)
+# after round 1,000 and after the last, journal bytes on disk at the end and
+# the most seen, rounds/s and wall time; checks that the meters and the
+# recall agree with what was played. Exit status 1 on any failure.
+import gc
+import os
+import sys
+import time
+
+_T0 = time.ticks_ms()
+
+
+def _root():
+    p = sys.argv[0]
+    i = p.rfind("/")
+    d = p[:i] if i >= 0 else "."
+    i = d.rfind("/")
+    return d[:i] if i >= 0 else "."
+
+
+ROOT = _root()
+MPY = os.getenv("SICBO_MPY_ROOT") or (ROOT + "/build/mpy")
+BOARD_FILE = ROOT + "/board_config/boards/virtual.json"
+TABLE_FILE = ROOT + "/board_config/tables/macau-2004.json"
+MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
+
+for _p in (MPY + "/device", MPY + "/sim"):
+    sys.path.insert(0, _p)
+
+import machine  # noqa: E402  (the simulated one, from build/mpy/sim)
+
+import app  # noqa: E402
+from journal_store import JournalStore  # noqa: E402
+from sicbo import events as E  # noqa: E402
+
+
+def heap():
+    gc.collect()
+    return gc.mem_alloc()
+
+
+class Rng:
+    """xorshift32: the same sequence on every port."""
+
+    def __init__(self, seed):
+        self.s = (seed * 2654435761 + 1) & 0xFFFFFFFF or 1
+
+    def next(self):
+        x = self.s
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        self.s = x
+        return x
+
+    def below(self, n):
+        return self.next() % n
+
+
+def fresh_folder():
+    path = "/tmp/sicbo-soak-%d" % (os.getpid() if hasattr(os, "getpid") else 0)
+    try:
+        os.mkdir(path)
+    except OSError:
+        for name in os.listdir(path):
+            os.remove(path + "/" + name)
+    return path
+
+
+class Soak:
+    def __init__(self, folder):
+        import appboot
+
+        machine.sim_reset(ticks=1000)
+        self.board, self.cfg = appboot.load(BOARD_FILE, TABLE_FILE)
+        from sicbo import settle
+
+        self.table = settle.SettlementTable(self.cfg)
+        del appboot, settle
+        app.unload_boot()
+        b = self.board
+        self.gpio = bytearray(p for _s, p, _pull, _inv in b.inputs)
+        self.inv = bytearray(1 if i else 0 for _s, _p, _pull, i in b.inputs)
+        self.debounce = b.timings["debounce_ms"]
+        self.folder = folder
+        self.ctl = None
+        self.m = None
+        self.boots = 0
+        self.polls = 0
+        self.max_journal = 0
+        for s in range(15):
+            self.set(s, 0)
+        self.start()
+
+    # ---- the board ---------------------------------------------------------
+
+    def start(self):
+        """Power on: adapters, journal store, Controller, boot (replay)."""
+        import appboot
+
+        lb = self.board.lamps
+        machine.sim_attach_595(lb["spi"], lb["latch"], self.table.row_bytes)
+        hw = appboot.build_hardware(self.board, self.table.row_bytes,
+                                    ticks_ms=machine.sim_ticks_ms)
+        hw.all_off()
+        store = JournalStore(self.folder)
+        ctl = app.Controller(self.cfg, self.board, hw, store, app.WallClock(None), log=None,
+                             table=self.table)
+        ctl.boot(machine.sim_ticks_ms(), b"soak!!")
+        del appboot
+        app.unload_boot()
+        self.ctl = ctl
+        self.m = ctl.m
+        self.boots += 1
+
+    def power_cut(self):
+        """The interpreter's state is gone; files and the table stay."""
+        ctl = self.ctl
+        ctl.store.close()  # the files as written (every append was flushed)
+        ctl.hw.all_off()  # what a reset leaves the drivers in
+        self.ctl = self.m = None
+        ctl = None
+        gc.collect()
+        machine.sim_advance(500)
+        self.start()
+
+    def set(self, sig, level):
+        machine.sim_set(self.gpio[sig], level ^ self.inv[sig])
+
+    def step(self, ms):
+        """Advance the clock by ms, then one pass of the app's tasks."""
+        machine.sim_advance(ms)
+        now = machine.sim_ticks_ms()
+        ctl = self.ctl
+        ctl.poll(now)
+        w = ctl.actuators(now)
+        ctl.read_reader(now)
+        ctl.hw.watchdog.feed(now)
+        self.polls += 1
+        return w
+
+    def settle(self):
+        """Inputs changed: one poll sees them, one `debounce` later accepts."""
+        self.step(1)
+        self.step(self.debounce)
+
+    def press(self, sig):
+        self.set(sig, 1)
+        self.settle()
+        self.set(sig, 0)
+        self.settle()
+
+    def keys(self, sigs):
+        """Press keys one after the other: each release goes with the next
+        press (two polls per key)."""
+        prev = -1
+        for s in sigs:
+            if prev == s:
+                self.set(prev, 0)  # the same key again: released first
+                self.settle()
+            elif prev >= 0:
+                self.set(prev, 0)
+            self.set(s, 1)
+            self.settle()
+            prev = s
+        self.set(prev, 0)
+        self.settle()
+
+    def dome(self, level):
+        self.set(0, level)
+        self.set(1, level)
+        self.set(2, level)
+        self.settle()
+
+    def wait_open(self):
+        """Step through the shake (pulses, then the round's timer)."""
+        m = self.m
+        n = 0
+        while m.state == E.ST_SHAKING:
+            w = self.step_wait()
+            n += 1
+            if n > 200:
+                raise AssertionError("shake never ended (wait %d)" % w)
+
+    def step_wait(self):
+        ctl = self.ctl
+        now = machine.sim_ticks_ms()
+        w = MAX_STEP
+        sol = ctl.hw.solenoid
+        if sol is not None and sol.busy():
+            w = sol.update(now)
+        if ctl.timer_on:
+            d = time.ticks_diff(ctl.deadline, now)
+            if d < w:
+                w = d
+        if w < 1:
+            w = 1
+        return self.step(w)
+
+    def journal_bytes(self):
+        n = self.ctl.store.total_bytes()
+        if n > self.max_journal:
+            self.max_journal = n
+        return n
+
+
+# Input signal indices (sicbo.settings.INPUT_SIGNALS).
+COVER, CLASP_L, CLASP_R, SHAKE, SUPERVISOR = 0, 1, 2, 3, 4
+BELL, VOID, PAYOUT, CONFIRM, FACE1 = 5, 6, 7, 8, 9
+
+
+class Expect:
+    def __init__(self):
+        self.rounds = 0
+        self.paid = 0
+        self.voids = 0
+        self.void_reasons = [0] * 8
+        self.refusals = 0
+        self.last = []  # (round, status, dice), the last 10 rounds
+        self.cuts = 0
+        self.cut_states = [0] * 8
+
+    def ended(self, rid, status, dice, reason=0):
+        if status == "paid":
+            self.paid += 1
+        else:
+            self.voids += 1
+            self.void_reasons[reason] += 1
+        self.last.append((rid, status, dice))
+        if len(self.last) > 10:
+            self.last.pop(0)
+
+
+def check_meters(s, x, where):
+    mt = s.ctl.recall.meters
+    got = (mt.get("rounds"), mt.get("paid"), mt.get("voids"), mt.get("refusals"))
+    want = (x.rounds, x.paid, x.voids, x.refusals)
+    if got != want:
+        raise AssertionError("%s: meters (rounds, paid, voids, refusals) %r, played %r"
+                             % (where, got, want))
+    for r in range(8):
+        if mt.void_reasons[r] != x.void_reasons[r]:
+            raise AssertionError("%s: voids for reason %d: meters %d, played %d"
+                                 % (where, r, mt.void_reasons[r], x.void_reasons[r]))
+
+
+def check_recall(s, x):
+    got = [(i.round, i.status, i.dice) for i in s.ctl.recall.last()]
+    want = list(x.last)
+    want.reverse()
+    if got != want:
+        raise AssertionError("recall %r, played %r" % (got, want))
+
+
+def play_round(s, x, rng, cut_at):
+    """One round from idle to idle. cut_at: the stage (1..6) at which the
+    power is cut, 0 for none. Returns nothing; raises on a wrong state."""
+    m = s.m
+    r = rng.below(100)
+    # Refused and meaningless keys in idle, sometimes.
+    if r < 3:
+        s.press(PAYOUT)  # not now: shown, not journaled
+    elif r < 5:
+        s.set(COVER, 1)
+        s.settle()
+        s.press(SHAKE)  # clasps open: refused, journaled
+        x.refusals += 1
+        if m.state != E.ST_IDLE:
+            raise AssertionError("shake with the clasps open started a round")
+    s.dome(1)
+    s.press(SHAKE)
+    if m.state != E.ST_SHAKING:
+        raise AssertionError("shake did not start round %d (state %d)" % (m.round + 1,
+                                                                          m.state))
+    x.rounds += 1
+    rid = m.round
+    if cut_at == 1:
+        return cut(s, x, rid, E.ST_IDLE, E.V_POWER)
+    s.wait_open()
+    if m.state != E.ST_OPEN:
+        raise AssertionError("round %d: betting did not open (state %d)" % (rid, m.state))
+    if r >= 95:
+        s.press(FACE1 + rng.below(6))  # a face key while betting: refused
+        x.refusals += 1
+    if cut_at == 2:
+        return cut(s, x, rid, E.ST_IDLE, E.V_POWER)
+    s.press(BELL)
+    if m.state != E.ST_CLOSED:
+        raise AssertionError("round %d: bell refused (state %d)" % (rid, m.state))
+    if r >= 90 and r < 95:
+        s.press(BELL)  # again: not now
+    if cut_at == 3:
+        cut(s, x, rid, E.ST_CLOSED, 0)
+        m = s.m
+    s.step(s.board.timings["bell_ms"])  # the bell rings out
+    s.dome(0)
+    if m.state != E.ST_RESULT:
+        raise AssertionError("round %d: no result entry (state %d)" % (rid, m.state))
+    if cut_at == 4:
+        s.keys((FACE1 + 1,))  # keyed before the cut: lost, entered again
+        cut(s, x, rid, E.ST_RESULT, 0)
+        m = s.m
+    if r >= 5 and r < 11:
+        reason = 1 + (r - 5) % 3  # stacked, leaning, other
+        s.keys((VOID, FACE1 + reason - 1, CONFIRM))
+        if m.state != E.ST_IDLE:
+            raise AssertionError("round %d: void not taken (state %d)" % (rid, m.state))
+        x.ended(rid, "void", None, reason)
+        return
+    d = (1 + rng.below(6), 1 + rng.below(6), 1 + rng.below(6))
+    s.keys((FACE1 + d[0] - 1, FACE1 + d[1] - 1, FACE1 + d[2] - 1, CONFIRM))
+    if m.state != E.ST_PAYING:
+        raise AssertionError("round %d: dice %r not taken (state %d)" % (rid, d, m.state))
+    if r >= 11 and r < 14:
+        s.press(FACE1)  # a second result: refused
+        x.refusals += 1
+    if cut_at == 5:
+        cut(s, x, rid, E.ST_PAYING, 0)
+        m = s.m
+    s.press(PAYOUT)
+    if m.state != E.ST_IDLE:
+        raise AssertionError("round %d: payout refused (state %d)" % (rid, m.state))
+    x.ended(rid, "paid", d)
+    if cut_at == 6:
+        cut(s, x, rid, E.ST_IDLE, 0)
+
+
+def cut(s, x, rid, want_state, void_reason):
+    x.cuts += 1
+    x.cut_states[s.m.state] += 1
+    s.power_cut()
+    m = s.m
+    if m.state != want_state or m.round != rid:
+        raise AssertionError("after the cut in round %d: state %d round %d, wanted %d"
+                             % (rid, m.state, m.round, want_state))
+    if void_reason:
+        x.ended(rid, "void", None, void_reason)
+        # The resumed void leaves an alarm lit: the supervisor clears it.
+        s.press(SUPERVISOR)
+    check_meters(s, x, "after the power cut in round %d" % rid)
+
+
+def main():
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    seed = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    cut_every = int(sys.argv[3]) if len(sys.argv) > 3 else 300
+    try:
+        os.stat(MPY + "/device/app.mpy")
+    except OSError:
+        print("soak_rounds: no %s/device/app.mpy: compile first "
+              "(python -c 'from host_tools.mprun import compile_trees; compile_trees()')" % MPY)
+        sys.exit(2)
+    rng = Rng(seed)
+    x = Expect()
+    script_heap = heap()
+    s = Soak(fresh_folder())
+    base_heap = heap()
+    mem_errors = 0
+    heap_1000 = None
+    next_cut = 1 + rng.below(cut_every * 2)
+    t0 = time.ticks_ms()
+    done = 0
+    status = 0
+    try:
+        for i in range(1, rounds + 1):
+            cut_at = 0
+            if i == next_cut:
+                cut_at = 1 + rng.below(6)
+                next_cut = i + 1 + rng.below(cut_every * 2)
+            try:
+                play_round(s, x, rng, cut_at)
+            except MemoryError as e:
+                mem_errors += 1
+                print("soak_rounds: MemoryError in round %d: %s (heap %d in use)"
+                      % (i, e, gc.mem_alloc()))
+                if mem_errors > 5:
+                    raise
+                # A board would reset: power cut and replay, then go on.
+                s.power_cut()
+                if s.m.state != E.ST_IDLE:
+                    raise AssertionError("state %d after the reset" % s.m.state)  # noqa: B904
+                x.rounds = s.ctl.recall.meters.get("rounds")
+            done = i
+            if i % 64 == 0:
+                s.journal_bytes()
+            if i == 1000:
+                heap_1000 = heap()
+            if i % 10000 == 0:
+                check_meters(s, x, "after round %d" % i)
+                print("  %7d rounds  %6.1f s  heap %d  journal %d bytes"
+                      % (i, time.ticks_diff(time.ticks_ms(), t0) / 1000, heap(),
+                         s.journal_bytes()))
+        check_meters(s, x, "at the end")
+        check_recall(s, x)
+    except AssertionError as e:
+        print("soak_rounds: FAILED after %d rounds: %s" % (done, e))
+        status = 1
+    ms = time.ticks_diff(time.ticks_ms(), t0)
+    heap_last = heap()
+    jb = s.journal_bytes()
+    mt = s.ctl.recall.meters
+    store = s.ctl.store
+    segs = len(store.segments())
+    store.close()
+    print("soak_rounds: MicroPython %s unix port, heap %d bytes, %s, %s, seed %d"
+          % (".".join(str(v) for v in sys.implementation.version[:3]),
+             gc.mem_alloc() + gc.mem_free(), BOARD_FILE.split("/")[-1],
+             TABLE_FILE.split("/")[-1], seed))
+    print("rounds done          %d (paid %d, voids %d: dealer %d, power cut %d; "
+          "refusals journaled %d)" % (done, mt.get("paid"), mt.get("voids"),
+                                      x.void_reasons[1] + x.void_reasons[2]
+                                      + x.void_reasons[3], x.void_reasons[E.V_POWER],
+                                      mt.get("refusals")))
+    print("power cuts           %d (boots %d), cut in states %r"
+          % (x.cuts, s.boots, list(x.cut_states[:7])))
+    print("MemoryError          %d" % mem_errors)
+    print("heap once booted     %d bytes (of which %d before the firmware was imported: "
+          "the interpreter and this script; the simulated machine is in the rest)"
+          % (base_heap, script_heap))
+    if heap_1000 is not None:
+        print("heap after round 1000 %d bytes, after round %d %d bytes: "
+              "difference %+d bytes (target within 1024)"
+              % (heap_1000, done, heap_last,
+                 heap_last - heap_1000))
+        if abs(heap_last - heap_1000) > 1024:
+            status = 1
+    print("journal on disk      %d bytes at the end (%d segments), at most %d bytes "
+          "seen (%d KiB segments x %d kept by rotation)"
+          % (jb, segs, s.max_journal, store.segment_bytes // 1024, store.max_segments))
+    print("meters and recall    %s" % ("agree with the rounds played" if not status
+                                       else "see above"))
+    print("clock steps          %d polls, %.1f per round; simulated time %.1f h"
+          % (s.polls, s.polls / (done or 1),
+             time.ticks_diff(machine.sim_ticks_ms(), 1000) / 3600000))
+    print("rounds/s             %.0f" % (done * 1000 / (ms or 1)))
+    print("wall time            %.1f s" % (time.ticks_diff(time.ticks_ms(), _T0) / 1000))
+    if mem_errors:
+        status = 1
+    sys.exit(status)
+
+
+main()
