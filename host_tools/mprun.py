@@ -23,6 +23,15 @@ from host_tools import REPO
 from host_tools.mpycheck import mpy_cross, sources
 
 BUILD = os.path.join(REPO, "build", "mpy")
+# The heap of an ESP32 without PSRAM, about 110 KiB, gates the logic tests.
+ESP32_HEAP = "110k"
+# The whole controller with the simulated machine needs the same heap on this
+# 64-bit port as ~110 KiB on the 32-bit ESP32: blocks (32 vs 16 bytes) and
+# pointers (8 vs 4) are twice the size (measured in bench/bench_controller.py).
+# A test file that loads the controller says so in its first lines with
+#   # mprun-heap: controller
+CONTROLLER_HEAP = "220k"
+_DIRECTIVE = "# mprun-heap: controller"
 TREES = ("device", "sim", os.path.join("tests", "logic"))
 
 _SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
@@ -59,6 +68,13 @@ def compile_trees(build=BUILD):
     return build
 
 
+def heap_for(folder, name, default):
+    """The heap a test file asks for (see CONTROLLER_HEAP), else default."""
+    with open(os.path.join(REPO, folder, name), encoding="utf-8") as f:
+        head = [f.readline() for _ in range(5)]
+    return CONTROLLER_HEAP if any(line.startswith(_DIRECTIVE) for line in head) else default
+
+
 def run_file(folder, name, heap, mpy_root=None):
     env = dict(os.environ)
     env.pop("SICBO_MPY_ROOT", None)
@@ -80,7 +96,9 @@ def run_file(folder, name, heap, mpy_root=None):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m host_tools.mprun", description=__doc__)
-    ap.add_argument("--heap", default="110k", help="heap size (default 110k, an ESP32's)")
+    ap.add_argument("--heap", default=ESP32_HEAP,
+                    help="heap size (default 110k, an ESP32's); files marked '%s' get %s"
+                    % (_DIRECTIVE, CONTROLLER_HEAP))
     ap.add_argument("--source", action="store_true",
                     help="import the .py sources (compiled inside the VM) instead of .mpy")
     ap.add_argument("folder", nargs="?", default="tests/logic")
@@ -91,15 +109,17 @@ def main(argv=None):
     mpy_root = None if args.source else compile_trees()
     total_pass = total_fail = 0
     for name in names:
-        passed, failed, out = run_file(args.folder, name, args.heap, mpy_root)
+        heap = heap_for(args.folder, name, args.heap)
+        passed, failed, out = run_file(args.folder, name, heap, mpy_root)
         total_pass += passed
         total_fail += failed
         status = "ok" if not failed else "FAILED"
-        print("%-32s %4d passed %3d failed  %s" % (name, passed, failed, status))
+        print("%-28s heap %-5s %4d passed %3d failed  %s" % (name, heap, passed, failed, status))
         if failed:
             print("\n".join("    " + line for line in out.rstrip().splitlines()))
-    print("MicroPython unix port, heap %s, %d files, %s" % (
-        args.heap, len(names), "from source" if args.source else ".mpy from mpy-cross"))
+    print("MicroPython unix port, heap %s (controller tests %s), %d files, %s" % (
+        args.heap, CONTROLLER_HEAP, len(names),
+        "from source" if args.source else ".mpy from mpy-cross"))
     print("%d passed, %d failed" % (total_pass, total_fail))
     return 1 if total_fail or not total_pass else 0
 

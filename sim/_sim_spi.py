@@ -15,6 +15,10 @@ from machine import (
     _wframe,
 )
 
+# SPI writes and latched frames kept for the tests: the last few only, so that
+# a long soak's heap stays flat (a longer list fragments a small heap).
+LOG_KEEP = 32
+
 _spi_log = {}
 _spi_miso = {}
 _spi_shift = {}
@@ -74,7 +78,7 @@ class SPI:
     def _shift(self, data):
         log = _spi_log[self._id]
         log.append(data)
-        if len(log) > 256:
+        if len(log) > LOG_KEEP:
             log.pop(0)
         sh = _spi_shift[self._id]
         _spi_shift[self._id] = (bytes(sh) + data)[-64:]
@@ -124,7 +128,7 @@ def _do_latch(p):
     frame = bytes(n) if sh is None else bytes(sh)[-n:]
     fr = _frames[p]
     fr.append(frame)
-    if len(fr) > 256:
+    if len(fr) > LOG_KEEP:
         fr.pop(0)
 
 

@@ -1,3 +1,4 @@
+# mprun-heap: controller
 # The controller on the simulated hardware: whole rounds, through the pins.
 import machine
 from appkit import BELL, SOLENOID, Table, reboot
