@@ -72,7 +72,7 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
     else:
         from neopixel import NeoPixel
 
-        strip = NeoPixel(Pin(lb["pin"], Pin.OUT), lb["count"])
+        strip = NeoPixel(Pin(lb["pin"], Pin.OUT), lb["count"], bpp=len(lb["colour"]))
         hw.lamps = PixelLamps(strip, row_bytes, tuple(lb["colour"]))
     rd = board.reader
     if rd is not None:
