@@ -54,6 +54,7 @@ import subprocess
 import sys
 import termios
 import threading
+import time
 import tty
 
 from host_tools import REPO
@@ -276,6 +277,7 @@ class VirtualBoard:
         self.port = None
         self.boots = 0
         self.crashes = 0
+        self.error = None  # why the board is off, if it turned itself off
         self.hard_resets = 0  # machine.reset() (or a WDT reset) seen so far
         self.soft_resets = 0
         self.bytes_in = 0   # bytes the host sent to the board (its serial RX)
@@ -304,12 +306,20 @@ class VirtualBoard:
         self._command("power_on")
         if timeout:
             self.wait_ready(timeout)
+        if self.error:
+            err = self.error
+            self.stop()
+            raise RuntimeError(err)
         return self
 
     def wait_ready(self, timeout=10):
         """Wait until the interpreter has finished booting (boot.py, main.py
         if it returns) and its REPL is up. Returns False on timeout."""
-        return self._ready.wait(timeout)
+        end = time.monotonic() + timeout
+        while not self._ready.wait(min(0.05, max(0.0, end - time.monotonic()))):
+            if self.error or time.monotonic() >= end:
+                return False
+        return True
 
     def power_cut(self):
         """Kill the interpreter abruptly, as a power cut: nothing is flushed,
@@ -371,8 +381,10 @@ class VirtualBoard:
             os.write(self._wake_w, b"!")
         except (OSError, TypeError):
             return
-        if threading.current_thread() is not self._thread:
-            done.wait(10)
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            while t.is_alive() and not done.wait(0.05):
+                pass
 
     def _open_port(self):
         """The serial port appears (USB plugged in / board powered)."""
@@ -459,10 +471,11 @@ class _Relay:
         self.carry_prompt = b""      # a possible partial prompt
         self.sent_raw = False
         self.prompt_seen = False
+        self.starts = []             # recent mute deaths of the interpreter
+        self.child_said_nothing = False
         self.tail = b""              # recent output, for the REPL mode
         self.raw_mode = False
         self.nl = _NewlineFilter()
-        self.expect_exit = False
 
     # ---- output to the host ----
     def emit(self, data):
@@ -484,12 +497,31 @@ class _Relay:
     def spawn(self, kind):
         self.kind = kind
         self.vb._ready.clear()
-        self.child, self.inner = self.vb._spawn(kind)
+        # an interpreter that cannot run at all (it dies without a byte of
+        # output, again and again) turns the board off rather than busy-loop
+        now = time.monotonic()
+        if self.child_said_nothing:
+            self.starts = [t for t in self.starts if now - t < 5] + [now]
+        else:
+            self.starts = []
+        if len(self.starts) > 8:
+            self.vb.error = "the interpreter keeps dying at start: virtual board off"
+            self.vb._event(self.vb.error)
+            self.state = self.OFF
+            return
+        try:
+            self.child, self.inner = self.vb._spawn(kind)
+        except OSError as e:
+            self.vb.error = "cannot start the interpreter: %s" % e
+            self.vb._event(self.vb.error)
+            self.state = self.OFF
+            return
         self.vb._child = self.child
+        self.child_said_nothing = True
         self.state = self.BOOT
+        self.raw_mode = kind == SOFT_RAW
         self.carry = b""
         self.to_child = bytearray()
-        self.expect_exit = False
 
     def kill(self):
         if self.child is None:
@@ -516,6 +548,7 @@ class _Relay:
         self.to_child = bytearray()
 
     def from_child(self, data):
+        self.child_said_nothing = False
         data = self.carry + data
         self.carry = b""
         while data:
@@ -539,7 +572,6 @@ class _Relay:
                 elif what.startswith(b"exit:"):
                     # sys.exit() in boot.py/main.py: the unix port would go on
                     # to the REPL (-i), a board resets.
-                    self.expect_exit = True
                     code = int(what[5:] or b"0")
                     self.kill()
                     self.after_exit(code)
@@ -716,6 +748,10 @@ class _Relay:
                         pass
                 if self.child is not None and self.child.poll() is not None:
                     self.child_gone()
+        except Exception as e:  # a bug in the relay: say so, leave nothing running
+            vb.error = "relay failed: %r" % (e,)
+            vb._event(vb.error)
+            raise
         finally:
             self.kill()
             vb._stopped.set()
@@ -785,7 +821,9 @@ def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.std
         print("  connect:     mpremote connect %s" % vb.port, file=out)
         print("Ctrl-C stops it.", file=out, flush=True)
         while not stop.wait(0.5):
-            pass
+            if vb.error and vb.pid is None:
+                print("vboard: %s" % vb.error, file=sys.stderr)
+                return 1
     finally:
         vb.stop()
         for s, h in old.items():

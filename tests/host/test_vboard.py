@@ -304,3 +304,15 @@ def test_killed_vboard_leaves_no_interpreter(tmp_path):
         proc.wait()
     # the interpreter's terminal hangs up with its master: it ends too
     assert wait_for(lambda: _interpreters(folder) == [], 5)
+
+
+def test_an_interpreter_that_cannot_run_is_reported(tmp_path):
+    vb = VirtualBoard(str(tmp_path / "vb3"), command=["/bin/false"], table=False)
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match="keeps dying"):
+        vb.start()
+    assert time.monotonic() - t0 < 5
+    vb = VirtualBoard(str(tmp_path / "vb4"), command=[str(tmp_path / "none")], table=False)
+    with pytest.raises(RuntimeError, match="cannot start the interpreter"):
+        vb.start()
+    assert not os.path.lexists(vb.link)
