@@ -330,7 +330,9 @@ def _sicbo_probe(paths):
     hashes = {'': n[1:] if man else None}
     for p in paths + old:
         if p not in hashes:
-            hashes[p] = _sicbo_h('/' + p)
+            h = _sicbo_h('/' + p)
+            if h:
+                hashes[p] = h
     print('SICBO-PROBE', repr({'name': i.name, 'version': tuple(i.version[:3]),
                                'mpy': getattr(i, '_mpy', None), 'platform': sys.platform,
                                'machine': getattr(i, '_machine', ''),

@@ -19,15 +19,23 @@ port look like a board:
   and built-in modules), sets ``sys.path`` to ``['', '.frozen', '/lib',
   '/.frozen']`` and ``sys.argv`` to ``[]``, runs ``boot.py`` and, unless this is a
   raw-REPL soft reset, ``main.py``; then the REPL starts.
-* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``); the relay
-  prints ``MPY: soft reboot`` and starts it again, in the raw REPL without
-  running main.py if it was in the raw REPL (what mpremote does first), or
-  in the friendly REPL after main.py otherwise.
+* Host input is held while the interpreter boots, except Ctrl-C (which
+  interrupts boot.py/main.py at once), and delivered once its REPL reads: after
+  the first prompt and its switch to a raw terminal (the unix port flushes
+  unread input then, TCSAFLUSH; a board's UART would keep it).
+* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``, or a Ctrl-C
+  that lands as it leaves running code); the relay prints ``MPY: soft reboot``
+  and starts it again, in the raw REPL without running main.py if it was in
+  the raw REPL (what mpremote does first; the banner is not shown), or in the
+  friendly REPL after main.py otherwise. A ``sys.exit()`` in boot.py/main.py
+  resets too (the boot script reports it; ``-i`` would enter the REPL).
 * Hard reset: ``machine.reset()`` of sim/machine.py ends the interpreter with
   exit status ``RESET_EXIT`` (also given to it as ``SICBO_VBOARD_RESET_EXIT``);
   the relay restarts it as at power-on (boot.py, then main.py). A crash of the
   interpreter (killed by a signal) is treated the same way, as a board's panic
-  reboot.
+  reboot; an interpreter that cannot run at all turns the board off (reported).
+  As on a board, bytes sent while it resets are lost: after ``mpremote
+  reset``, wait for the reboot (``hard_resets`` counts them).
 * Power cut (``VirtualBoard.power_cut()``): the interpreter is killed and the
   serial port disappears (as a USB board's does: an open connection breaks,
   the link is removed) until ``power_on()``, which brings a new pty behind
@@ -40,6 +48,12 @@ reset. The interpreter finds it through ``SICBO_SIM_WIRE``.
 
 Run folder layout (``--folder``): ``fs/`` the board's filesystem, ``tty`` a
 stable link to the serial port, ``wire.sock``/``control.sock``, ``_vboot.py``.
+
+Differences from an ESP32 that remain: ``sys.path`` ends with ``/.frozen``
+(the frozen-module entry ``.frozen`` cannot name a folder) and ``/.frozen``
+shows in ``os.listdir('/')``; the heap is 110 KiB of the unix port (64-bit
+objects: somewhat more per object than on the ESP32); no ROM boot messages;
+the interpreter is the host's speed.
 """
 
 import errno
