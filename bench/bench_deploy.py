@@ -33,7 +33,7 @@ def wait_reset(vb, before):
 def measured_deploy(vb, device, label):
     before = (vb.bytes_in, vb.bytes_out, vb.hard_resets)
     t0 = time.monotonic()
-    r = dp.deploy(vb.port, BOARD, TABLE, device_dir=device)
+    r = dp.deploy(vb.port, BOARD, TABLE, device_dir=device, settle=0)
     dt = time.monotonic() - t0
     wait_reset(vb, before[2])
     print("%-26s %6.2f s  %8d bytes to the board  %8d back  %2d files copied  %d mpremote runs"

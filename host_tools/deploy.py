@@ -50,6 +50,7 @@ SOURCE_FILES = ("main.py", "boot.py")  # stay .py at the top of the board
 ARCHS = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
          "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc")
 MPREMOTE_TIMEOUT = 120
+RESET_SETTLE = 1.0  # s after `mpremote reset` (ESP32: ~0.1 s of mpremote's sleep + boot)
 
 
 class DeployError(UsageError):
@@ -472,10 +473,12 @@ class Report:
 
 
 def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None,
-           mpremote=None, hook=None):
+           mpremote=None, hook=None, settle=RESET_SETTLE):
     """Deploys device/ plus the board and table files to the board at `port`.
     Returns a Report; raises DeployError (a UsageError) when refused.
-    `hook(stage)` is called between steps (tests use it to interrupt)."""
+    `hook(stage)` is called between steps (tests use it to interrupt).
+    After the reset it waits `settle` seconds: bytes sent to a board while it
+    reboots are lost, so the next command would fail to reach its REPL."""
     from sicbo import FIRMWARE_VERSION
 
     t0 = time.monotonic()
@@ -556,6 +559,7 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     if reset:
         mp.run("reset")
         log("board reset: the app starts")
+        time.sleep(settle)
     report.mpremote_runs = mp.runs
     report.seconds = time.monotonic() - t0
     return report

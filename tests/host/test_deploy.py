@@ -59,7 +59,7 @@ def assert_consistent(vb):
 def run_deploy(vb, device, **kw):
     resets = vb.hard_resets
     r = dp.deploy(vb.port, kw.pop("board", BOARD), kw.pop("table", TABLE), device_dir=device,
-                  **kw)
+                  settle=0, **kw)
     if kw.get("reset", True):
         # as with a real board, bytes sent while it resets are lost: wait for the reboot
         end = time.monotonic() + 10
