@@ -316,3 +316,16 @@ def test_an_interpreter_that_cannot_run_is_reported(tmp_path):
     with pytest.raises(RuntimeError, match="cannot start the interpreter"):
         vb.start()
     assert not os.path.lexists(vb.link)
+
+
+@pytest.mark.parametrize("where", ["cpython", "micropython"])
+def test_sicbo_test_locally(where):
+    r = subprocess.run([sys.executable, "-m", "host_tools", "test", "--on", where,
+                        "test_areas.py", "test_dates.py"],
+                       cwd=REPO, capture_output=True, text=True, timeout=120)
+    last = r.stdout.strip().splitlines()[-1].split()
+    assert last[1:] == ["passed,", "0", "failed"] and int(last[0]) > 0, r.stdout + r.stderr
+    assert r.returncode == 0
+    r = subprocess.run([sys.executable, "-m", "host_tools", "test", "--on", where,
+                        "test_nothing_here.py"], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2 and "no test file" in r.stderr
