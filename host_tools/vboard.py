@@ -107,6 +107,9 @@ def _vb_setup():
         def __init__(self, path):
             self.fs = vfs.VfsPosix(path)
 
+        def __repr__(self):
+            return '<VfsPosix>'
+
         def mount(self, readonly, mkfs):
             pass
 
@@ -236,14 +239,23 @@ def _lamp_names(table):
 
 
 class _NewlineFilter:
-    """Turns a lone \\n into \\r\\n, across chunk boundaries."""
+    """Turns a lone \n into \r\n, across chunk boundaries, until the board
+    sends a 0x18 byte: that starts mpremote's `mount` protocol, binary in both
+    directions, and the output stays untouched until the interpreter restarts
+    (a board does not convert sys.stdout.buffer writes; the unix port cannot
+    tell them apart from print)."""
 
     def __init__(self):
         self.last = b""
+        self.binary = False
 
     def __call__(self, data):
-        if not data:
+        if not data or self.binary:
             return data
+        cut = data.find(b"\x18")
+        if cut >= 0:
+            self.binary = True
+            return self(data[:cut]) + data[cut:] if cut else data
         out = bytearray()
         prev = self.last
         start = 0
@@ -531,6 +543,7 @@ class _Relay:
             self.state = self.OFF
             return
         self.vb._child = self.child
+        self.nl.binary = False
         self.child_said_nothing = True
         self.state = self.BOOT
         self.raw_mode = kind == SOFT_RAW

@@ -329,3 +329,12 @@ def test_sicbo_test_locally(where):
     r = subprocess.run([sys.executable, "-m", "host_tools", "test", "--on", where,
                         "test_nothing_here.py"], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 2 and "no test file" in r.stderr
+
+
+def test_mpremote_mount_is_binary_safe(vb, tmp_path):
+    (tmp_path / "mm.py").write_text("X = 5\n")
+    out = mpr(vb, "mount", str(tmp_path), "exec",
+              "import mm; f = open('out.bin', 'wb'); f.write(bytes(range(256)) + b'a\\nb\\n'); "
+              "f.close(); print(mm.X)").stdout
+    assert out.strip().splitlines()[-1] == "5"
+    assert (tmp_path / "out.bin").read_bytes() == bytes(range(256)) + b"a\nb\n"
