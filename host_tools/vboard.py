@@ -81,6 +81,11 @@ RESET_EXIT = 233
 RAW_HEADER = b"raw REPL; CTRL-B to exit\r\n"
 PROMPT = b">>> "
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
+# Output waiting for the host: beyond HOST_BACKLOG bytes the interpreter waits;
+# if the host takes nothing for HOST_STALL s, nobody is listening: output is
+# dropped (a UART's) until the host sends something.
+HOST_BACKLOG = 1 << 16
+HOST_STALL = 1.0
 _MARK = b"\x1b_vboard:"
 _MARK_END = b"\x1b\\"
 
@@ -499,6 +504,8 @@ class _Relay:
         self.prompt_seen = False
         self.starts = []             # recent mute deaths of the interpreter
         self.child_said_nothing = False
+        self.host_progress = 0.0     # when the host last took output
+        self.unheard = False         # nobody reads: output dropped, no flow control
         self.tail = b""              # recent output, for the REPL mode
         self.raw_mode = False
         self.nl = _NewlineFilter()
@@ -509,9 +516,9 @@ class _Relay:
             return
         data = self.nl(data)
         self.vb.bytes_out += len(data)
+        if not self.to_host:
+            self.host_progress = time.monotonic()
         self.to_host += data
-        if len(self.to_host) > (1 << 20):  # nobody is reading: drop the oldest
-            del self.to_host[:len(self.to_host) - (1 << 20)]
         window = self.tail + data
         r = window.rfind(RAW_HEADER)
         f = window.rfind(b"\n>>> ")
@@ -703,6 +710,8 @@ class _Relay:
     # ---- host input ----
     def from_host(self, data):
         self.vb.bytes_in += len(data)
+        self.unheard = False  # somebody is there again
+        self.host_progress = time.monotonic()
         if self.state == self.OFF:
             return
         if self.state == self.RUN:
@@ -727,7 +736,8 @@ class _Relay:
                 rl = [vb._wake_r] + ([om] if om is not None else [])
                 wl = []
                 if self.inner is not None:
-                    rl.append(self.inner)
+                    if len(self.to_host) < HOST_BACKLOG:
+                        rl.append(self.inner)  # else the interpreter waits (flow control)
                     if self.to_child:
                         wl.append(self.inner)
                 if self.to_host and om is not None:
@@ -771,7 +781,23 @@ class _Relay:
                     try:
                         n = os.write(om, self.to_host)
                         del self.to_host[:n]
+                        if n:
+                            self.host_progress = time.monotonic()
                     except BlockingIOError:
+                        pass
+                if self.unheard:
+                    self.to_host = bytearray()
+                elif self.to_host and om is not None \
+                        and time.monotonic() - self.host_progress > HOST_STALL:
+                    # Nobody reads the port: what a UART sends then is lost,
+                    # until the host speaks again. Without this the app would
+                    # be held up, and a tool connecting later would first wade
+                    # through everything printed in the meantime.
+                    self.unheard = True
+                    self.to_host = bytearray()
+                    try:
+                        termios.tcflush(vb._outer_slave, termios.TCIFLUSH)
+                    except termios.error:
                         pass
                 if self.child is not None and self.child.poll() is not None:
                     self.child_gone()

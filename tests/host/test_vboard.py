@@ -338,3 +338,17 @@ def test_mpremote_mount_is_binary_safe(vb, tmp_path):
               "f.close(); print(mm.X)").stdout
     assert out.strip().splitlines()[-1] == "5"
     assert (tmp_path / "out.bin").read_bytes() == bytes(range(256)) + b"a\nb\n"
+
+
+def test_output_nobody_reads_is_dropped_and_a_reader_gets_everything(vb):
+    clean(vb)
+    with open(os.path.join(vb.fs, "main.py"), "w") as f:
+        f.write("for i in range(20000):\n    print('journal line %d ......................' % i)\n")
+    vb.restart(timeout=20)  # main.py prints ~900 KB with nobody connected, then returns
+    t0 = time.monotonic()
+    assert mpr(vb, "exec", "print(7)").stdout.strip().endswith("7")
+    assert time.monotonic() - t0 < 5
+    out = mpr(vb, "exec", "for i in range(5000): print('%06d ' % i + '.' * 60)").stdout
+    got = [line for line in out.splitlines() if line.strip()]
+    assert len(got) == 5000 and got[-1].startswith("004999")  # flow control, no loss
+    clean(vb)
