@@ -288,6 +288,8 @@ def play_round(s, x, rng, cut_at):
     if r < 3:
         s.press(PAYOUT)  # not now: shown, not journaled
     elif r < 5:
+        s.set(CLASP_L, 0)  # a cut may have left the dome closed
+        s.set(CLASP_R, 0)
         s.set(COVER, 1)
         s.settle()
         s.press(SHAKE)  # clasps open: refused, journaled
