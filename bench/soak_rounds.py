@@ -402,6 +402,7 @@ def main():
                 mem_errors += 1
                 print("soak_rounds: MemoryError in round %d: %s (heap %d in use)"
                       % (i, e, gc.mem_alloc()))
+                sys.print_exception(e)
                 if mem_errors > 5:
                     raise
                 # A board would reset: power cut and replay, then go on.
