@@ -506,6 +506,8 @@ class _Relay:
         self.child_said_nothing = False
         self.host_progress = 0.0     # when the host last took output
         self.unheard = False         # nobody reads: output dropped, no flow control
+        self.pasting = False         # the host is sending code in raw-paste mode
+        self.pasted_running = False  # that code runs (Ctrl-C becomes SIGINT)
         self.tail = b""              # recent output, for the REPL mode
         self.raw_mode = False
         self.nl = _NewlineFilter()
@@ -551,6 +553,7 @@ class _Relay:
             return
         self.vb._child = self.child
         self.nl.binary = False
+        self.pasting = self.pasted_running = False
         self.child_said_nothing = True
         self.state = self.BOOT
         self.raw_mode = kind == SOFT_RAW
@@ -635,6 +638,8 @@ class _Relay:
                 self.emit(RAW_HEADER)
                 self.go_run()
             else:
+                if self.pasted_running and b"\x04>" in self.tail[-1:] + data:
+                    self.pasted_running = False  # stdout \x04 stderr \x04, then the prompt
                 self.emit(data)
                 return
 
@@ -715,6 +720,13 @@ class _Relay:
         if self.state == self.OFF:
             return
         if self.state == self.RUN:
+            self.track_paste(data)
+            if self.pasted_running and b"\x03" in data:
+                # Code sent in raw-paste mode runs with the terminal still raw
+                # (the unix port does not restore ISIG for it): the relay turns
+                # Ctrl-C into the SIGINT the terminal would have sent.
+                self.interrupt()
+                data = data.replace(b"\x03", b"")
             self.to_child += data
         elif self.state == self.BOOT and b"\x03" in data:
             # Ctrl-C interrupts boot.py/main.py at once; the rest waits for the REPL
@@ -724,6 +736,25 @@ class _Relay:
             # held until the REPL reads its input: the unix port flushes pending
             # input when it switches its terminal to raw mode
             self.pending += data
+
+    def track_paste(self, data):
+        """Follows mpremote's raw-paste exchange: \\x05A\\x01 opens it, the
+        host's \\x04 ends the code, which then runs until the board's \\x04>."""
+        i = data.find(b"\x05A\x01")
+        if i >= 0:
+            self.pasting = True
+            self.pasted_running = False
+            data = data[i + 3:]
+        if self.pasting and b"\x04" in data:
+            self.pasting = False
+            self.pasted_running = True
+
+    def interrupt(self):
+        if self.child is not None:
+            try:
+                os.killpg(self.child.pid, signal.SIGINT)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     # ---- loop ----
     def run(self):

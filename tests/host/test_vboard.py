@@ -352,3 +352,17 @@ def test_output_nobody_reads_is_dropped_and_a_reader_gets_everything(vb):
     got = [line for line in out.splitlines() if line.strip()]
     assert len(got) == 5000 and got[-1].startswith("004999")  # flow control, no loss
     clean(vb)
+
+
+def test_ctrl_c_interrupts_code_sent_in_raw_paste_mode(vb):
+    # mpremote sends all code in raw-paste mode; the next connection's Ctrl-C
+    # must stop it, as on a board
+    mpr(vb, "exec", "--no-follow", "while True:\n    pass\n")
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    assert mpr(vb, "exec", "print(3)").stdout.strip() == "3"
+    assert time.monotonic() - t0 < 3
+    # and a connection right after `mpremote reset` gets in (its Ctrl-C lands in
+    # the reset's 100 ms sleep, as it would on a board)
+    mpr(vb, "exec", "print(1)", "+", "reset")
+    assert mpr(vb, "exec", "print(4)").stdout.strip() == "4"
