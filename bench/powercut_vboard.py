@@ -263,7 +263,13 @@ class Campaign:
         for i in cut_rounds:
             plan[i] = plan.get(i, 0) + 1
         t0 = time.monotonic()
-        for i in range(rounds):
+        i = -1
+        # Until `rounds` round ids have been started: a cut before the shake
+        # was taken leaves the table idle with no round begun.
+        while self.round < rounds:
+            i += 1
+            if i > 2 * rounds:
+                raise RuntimeError("only %d rounds in %d attempts" % (self.round, i))
             void = self.rng.random() < 0.1
             n_cuts = plan.get(i, 0)
             start = time.monotonic()
@@ -318,6 +324,8 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
         "lost": len(c.lost), "lost_rounds": c.lost[:20],
         "doubled": len(doubled) + c.conflicts, "doubled_rounds": doubled[:20],
         "seq_conflicts": c.conflicts, "records": len(c.records),
+        "voided_at_resumption": sum(1 for (t, _r, _b, p) in c.records.values()
+                                    if t == E.J_VOID and p[0] == E.V_POWER),
         "boots": c.boot, "cut_where": c.cut_where,
         "rounds_per_s": rounds / play_s if play_s else 0.0,
         "seconds": time.monotonic() - t0, "seed": seed, "heap": heap,
@@ -340,6 +348,8 @@ def main(argv=None):
     print("  cut while: %s" % json.dumps(r["cut_where"], sort_keys=True))
     print("  rounds seen completed by the host: %d (paid %d, dealer voids %d)"
           % (r["completed_seen"], r["paid"], r["voided_by_dealer"]))
+    print("  rounds voided by the resumption (cut before the bell): %d"
+          % r["voided_at_resumption"])
     print("  journal records read: %d" % r["records"])
     print("  lost    %d %s" % (r["lost"], r["lost_rounds"] or ""))
     print("  doubled %d %s" % (r["doubled"], r["doubled_rounds"] or ""))
