@@ -14,9 +14,10 @@ port look like a board:
 * Every start of the interpreter runs a small boot script (written to the run
   folder, never into the board's filesystem) that mounts the board folder as
   ``/`` (``vfs.VfsPosix``, with ``rename`` of two absolute paths fixed: the
-  unix port's fails with ENOENT), mounts ``sim/`` read-only at ``/.frozen`` (the
-  simulated ``machine`` and ``neopixel``, standing in for the board's frozen
-  and built-in modules), sets ``sys.path`` to ``['', '.frozen', '/lib',
+  unix port's fails with ENOENT), mounts ``sim/`` compiled by mpy-cross
+  (``<folder>/frozen/*.mpy``, as frozen code is precompiled) read-only at
+  ``/.frozen`` (the simulated ``machine`` and ``neopixel``, standing in for the
+  board's frozen and built-in modules), sets ``sys.path`` to ``['', '.frozen', '/lib',
   '/.frozen']`` and ``sys.argv`` to ``[]``, runs ``boot.py`` and, unless this is a
   raw-REPL soft reset, ``main.py``; then the REPL starts.
 * Host input is held while the interpreter boots, except Ctrl-C (which
@@ -47,7 +48,8 @@ folder and survives the interpreter's restarts, as a table survives a board
 reset. The interpreter finds it through ``SICBO_SIM_WIRE``.
 
 Run folder layout (``--folder``): ``fs/`` the board's filesystem, ``tty`` a
-stable link to the serial port, ``wire.sock``/``control.sock``, ``_vboot.py``.
+stable link to the serial port, ``wire.sock``/``control.sock``, ``_vboot.py``,
+``frozen/`` (sim/ as .mpy).
 
 Differences from an ESP32 that remain: ``sys.path`` ends with ``/.frozen``
 (the frozen-module entry ``.frozen`` cannot name a folder) and ``/.frozen``
@@ -291,13 +293,15 @@ class VirtualBoard:
     """
 
     def __init__(self, folder, board=None, link=None, heap=DEFAULT_HEAP, frozen=SIM_DIR,
-                 table=True, log=None, command=None, table_file=None):
+                 table=True, log=None, command=None, table_file=None, frozen_source=False):
         self.folder = os.path.abspath(folder)
         self.fs = os.path.join(self.folder, "fs")
         self.link = os.path.abspath(link) if link else os.path.join(self.folder, "tty")
         self.board = _load_board(board)
         self.heap = heap
-        self.frozen = frozen if frozen and os.path.isdir(frozen) else ""
+        self.frozen_src = frozen if frozen and os.path.isdir(frozen) else ""
+        self.frozen = self.frozen_src
+        self.frozen_source = frozen_source
         self.want_table = table
         self.table_file = table_file
         self.log = log  # callable(str) for events, or None
@@ -327,6 +331,7 @@ class VirtualBoard:
         self._boot_script = os.path.join(self.folder, "_vboot.py")
         with open(self._boot_script, "w", encoding="utf-8") as f:
             f.write(_BOOT_SCRIPT)
+        self._freeze()
         self._start_table()
         self._open_port()
         self._wake_r, self._wake_w = os.pipe()
@@ -416,6 +421,40 @@ class VirtualBoard:
         if t is not None and t is not threading.current_thread():
             while t.is_alive() and not done.wait(0.05):
                 pass
+
+    def _freeze(self):
+        """sim/ as the board's frozen modules: precompiled bytecode (.mpy) in
+        <folder>/frozen, as frozen code is compiled before it reaches a board
+        (compiling sim/machine.py inside a 110 KiB VM would cost heap a board
+        never spends). Only what changed is compiled; sources if that fails or
+        if frozen_source is set."""
+        if not self.frozen_src or self.frozen_source:
+            return
+        from host_tools.deploy import mpy_cross_exe
+
+        out = os.path.join(self.folder, "frozen")
+        os.makedirs(out, exist_ok=True)
+        want = set()
+        try:
+            for name in sorted(os.listdir(self.frozen_src)):
+                if not name.endswith(".py"):
+                    continue
+                src = os.path.join(self.frozen_src, name)
+                dest = os.path.join(out, name[:-3] + ".mpy")
+                want.add(os.path.basename(dest))
+                if os.path.exists(dest) and os.path.getmtime(dest) >= os.path.getmtime(src):
+                    continue
+                r = subprocess.run([mpy_cross_exe(), "-s", name, "-o", dest, src],
+                                   capture_output=True, text=True)
+                if r.returncode:
+                    raise OSError((r.stderr or r.stdout).strip().splitlines()[-1])
+            for name in os.listdir(out):
+                if name not in want:
+                    os.remove(os.path.join(out, name))
+        except OSError as e:
+            self._event("sim/ served as source (mpy-cross: %s)" % e)
+            return
+        self.frozen = out
 
     def _open_port(self):
         """The serial port appears (USB plugged in / board powered)."""
@@ -881,7 +920,7 @@ def _partial_suffix(data, marker):
 
 
 def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.stdout,
-                   table_file=None):
+                   table_file=None, frozen_source=False):
     """`sicbo vboard`: start, print where to connect, run until Ctrl-C/SIGTERM."""
     stop = threading.Event()
 
@@ -892,7 +931,8 @@ def run_foreground(folder, board=None, link=None, heap=DEFAULT_HEAP, out=sys.std
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
-    vb = VirtualBoard(folder, board=board, link=link, heap=heap, log=log, table_file=table_file)
+    vb = VirtualBoard(folder, board=board, link=link, heap=heap, log=log, table_file=table_file,
+                      frozen_source=frozen_source)
     try:
         vb.start()
         print("virtual board on %s" % vb.pty, file=out)

@@ -21,6 +21,8 @@ def add_arguments(parser):
                         help="table file: names the lamp channels on the control socket")
     parser.add_argument("--link", metavar="PATH",
                         help="stable link to the serial port (default: DIR/tty)")
+    parser.add_argument("--frozen-source", action="store_true",
+                        help="serve sim/ as .py sources (compiled in the VM) instead of .mpy")
     parser.add_argument("--heap", default="110k",
                         help="interpreter heap, as micropython -X heapsize= (default: 110k, "
                              "an ESP32 without PSRAM)")
@@ -33,6 +35,6 @@ def run(args):
         raise UsageError("no board file %s" % args.board)
     try:
         return run_foreground(args.folder, board=args.board, link=args.link, heap=args.heap,
-                              table_file=args.table)
+                              table_file=args.table, frozen_source=args.frozen_source)
     except (OSError, RuntimeError, ValueError) as e:
         raise UsageError("cannot start the virtual board: %s" % e) from None
