@@ -328,28 +328,29 @@ def _sicbo_probe(paths):
             old = list(json.loads(man)['files'])
         except Exception:
             man = None
-    hashes = {'': n[1:] if man else None}
-    for p in paths + old:
-        if p not in hashes:
-            h = _sicbo_h('/' + p)
-            if h:
-                hashes[p] = h
     print('SICBO-PROBE', repr({'name': i.name, 'version': tuple(i.version[:3]),
                                'mpy': getattr(i, '_mpy', None), 'platform': sys.platform,
                                'machine': getattr(i, '_machine', ''),
                                'manifest': binascii.hexlify(hashlib.sha256(man).digest())
-                               .decode() if man else None, 'hashes': hashes}))
+                               .decode() if man else None,
+                               'manifest_name': n[1:] if man else None}))
+    man = None
+    seen = set()
+    for p in paths + old:
+        # a .py beside a .mpy would shadow it: look for those too
+        for q in ((p, p[:-4] + '.py') if p.endswith('.mpy') else (p,)):
+            if q not in seen:
+                seen.add(q)
+                h = _sicbo_h('/' + q)
+                if h:
+                    print('SICBO-H', q, h)
+    print('SICBO-END')
 _sicbo_probe(%(paths)r)
 '''
 
 _PREP = r'''
 import os
 def _sicbo_prep(dirs, remove):
-    for d in dirs:
-        try:
-            os.mkdir(d)
-        except OSError:
-            pass
     for p in remove:
         try:
             os.remove(p)
@@ -362,6 +363,13 @@ def _sicbo_prep(dirs, remove):
                 os.rmdir(d)
             except OSError:
                 pass
+    for d in dirs:
+        try:
+            os.mkdir(d)
+        except OSError:
+            pass
+    if not %(aside)r:
+        return
     try:
         os.stat('/%(manifest)s')
         try:
@@ -386,6 +394,21 @@ def _sicbo_w(p, m, s):
 # this sends ~12x fewer execs and ~40% fewer bytes, and keeps the exec's
 # source (and the decoded piece) small for a 110 KiB heap.
 WRITE_PIECE = 3072
+
+
+def prep_code(changed, remove, aside=True):
+    """The exec that makes the folders of `changed` (board paths), removes
+    `remove`, sets the manifest aside (if `aside`) and defines the writer."""
+    dirs = []
+    for rel in changed:
+        parts = rel.split("/")[:-1]
+        for i in range(1, len(parts) + 1):
+            d = "/" + "/".join(parts[:i])
+            if d not in dirs:
+                dirs.append(d)
+    dirs.sort(key=lambda d: d.count("/"))
+    return _PREP % {"manifest": MANIFEST, "prev": MANIFEST_PREV, "dirs": dirs,
+                    "remove": ["/" + p for p in remove], "aside": aside}
 
 
 def write_chain(staged, rels, piece=WRITE_PIECE):
@@ -443,11 +466,23 @@ def _marked(out, mark):
 
 
 def probe(mp, paths):
+    """What the board is, and the sha256 of those of `paths` (board paths,
+    without the leading /) that exist, of the files its manifest lists and of
+    any .py beside a .mpy of them: info dict with "hashes" {path: hex} and
+    "manifest_name" (manifest.json, manifest.prev or None)."""
     out = mp.run("exec", _PROBE % {"manifest": MANIFEST, "prev": MANIFEST_PREV,
                                    "paths": list(paths)})
     info = _marked(out, "SICBO-PROBE")
     if info.get("name") != "micropython":
         raise DeployError("%s runs %s, not MicroPython" % (mp.port, info.get("name")))
+    if "SICBO-END" not in out:
+        raise DeployError("the board's answer was cut short: %s" % out.strip()[-200:])
+    hashes = {}
+    for line in out.splitlines():
+        if line.startswith("SICBO-H "):
+            path, h = line[len("SICBO-H "):].strip().rsplit(" ", 1)
+            hashes[path] = h
+    info["hashes"] = hashes
     return info
 
 
@@ -492,10 +527,8 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     mp = mpremote or MpRemote(port)
     mp.check_port()
     paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE]
-    # a .py left beside a new .mpy would shadow it: look for those too
-    paths += [p[:-4] + ".py" for p in paths if p.endswith(".mpy")]
     info = probe(mp, paths)
-    manifest_name = info["hashes"].pop("", None)
+    manifest_name = info.get("manifest_name")
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
     report.mpy = "%d.%d" % (ver, sub)
     args = compiler_args(info.get("mpy"), mpy_cross_default_version())
@@ -529,18 +562,7 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
                 and info.get("manifest") == hashlib.sha256(manifest_text.encode()).hexdigest():
             log("board up to date: %d files verified" % len(files))
         else:
-            dirs = sorted({"/" + rel.rsplit("/", 1)[0] for rel in changed if "/" in rel},
-                          key=lambda d: d.count("/"))
-            # make parents first: "/a", "/a/b"
-            all_dirs = []
-            for d in dirs:
-                parts = d.strip("/").split("/")
-                for i in range(1, len(parts) + 1):
-                    p = "/" + "/".join(parts[:i])
-                    if p not in all_dirs:
-                        all_dirs.append(p)
-            chain = ["exec", _PREP % {"manifest": MANIFEST, "prev": MANIFEST_PREV,
-                                      "dirs": all_dirs, "remove": ["/" + p for p in stale]}]
+            chain = ["exec", prep_code(changed, stale)]
             chain += write_chain(staged, changed)
             report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
             hook("copying")

@@ -5,18 +5,18 @@
 * ``micropython``: the local unix port with an ESP32-sized heap
   (host_tools/mprun.py: one interpreter per test file);
 * anything else is a serial port (a board or a virtual board's tty link):
-  device/ (the .py files: the tests import the app's modules too), sim/,
-  tests/logic and tests/mp_runner.py are copied under
-  ``/t`` on the board with mpremote (``fs cp -r``: unchanged files are skipped
-  by hash), then each test file runs after a soft reset (a fresh heap), and
-  the counts come back. ``--clean`` removes ``/t`` afterwards.
+  device/ (the tests import the app's modules too), sim/ and tests/logic,
+  compiled by mpy-cross for the board's .mpy version (as mprun does for the
+  unix port, and as the firmware is deployed), and tests/mp_runner.py are
+  written under ``/t`` through mpremote with deploy's writer (only files whose
+  sha256 differs on the board), then each test file runs after a soft reset (a
+  fresh heap) and the counts come back. ``--clean`` removes ``/t`` afterwards.
 
 The exit status is 0 only if something passed and nothing failed.
 """
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -97,35 +97,52 @@ def run_micropython(files, heap):
     return _finish(passed, failed)
 
 
-def _stage(tmp):
-    """The tree copied to the board: .py files only."""
-    root = os.path.join(tmp, "t")
-    for src, dest in (("device", "device"), ("sim", "sim"), ("tests/logic", "tests/logic")):
-        full = os.path.join(REPO, src)
+def _sources():
+    """[(board path under /t, local file, compile?)]: device/, sim/ and
+    tests/logic compiled to .mpy (as mprun does, as the firmware is deployed),
+    tests/mp_runner.py as source."""
+    out = []
+    for tree in ("device", "sim", "tests/logic"):
+        full = os.path.join(REPO, tree)
         if not os.path.isdir(full):
             continue
         for top, dirs, names in os.walk(full):
-            dirs[:] = [d for d in dirs if d != "__pycache__"]
-            for n in names:
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for n in sorted(names):
                 if n.endswith(".py"):
-                    rel = os.path.relpath(os.path.join(top, n), full)
-                    out = os.path.join(root, dest, rel)
-                    os.makedirs(os.path.dirname(out), exist_ok=True)
-                    shutil.copyfile(os.path.join(top, n), out)
-    os.makedirs(os.path.join(root, "tests"), exist_ok=True)
-    shutil.copyfile(os.path.join(REPO, "tests", "mp_runner.py"),
-                    os.path.join(root, "tests", "mp_runner.py"))
-    return root
+                    rel = os.path.relpath(os.path.join(top, n), REPO).replace(os.sep, "/")
+                    out.append((BOARD_ROOT[1:] + "/" + rel[:-3] + ".mpy",
+                                os.path.join(top, n), True))
+    out.append((BOARD_ROOT[1:] + "/tests/mp_runner.py",
+                os.path.join(REPO, "tests", "mp_runner.py"), False))
+    return out
 
 
-_PREPARE = r'''
-import os
-for d in ('/tmp', '%s'):
-    try:
-        os.mkdir(d)
-    except OSError:
-        pass
-''' % BOARD_ROOT
+def copy_tests(mp):
+    """Compiles for the board's .mpy version and writes what differs (by
+    sha256 on the board) under /t; stale .py beside a .mpy are removed.
+    Returns (files written, files in all)."""
+    from host_tools import deploy as dp
+
+    sources = _sources()
+    paths = [rel for rel, _, _ in sources]
+    info = dp.probe(mp, paths)
+    args = dp.compiler_args(info.get("mpy"), dp.mpy_cross_default_version())
+    arch = dp.mpy_version_of(info["mpy"])[2]
+    with tempfile.TemporaryDirectory(prefix="sicbo-test-") as tmp:
+        staged = dp.compile_tree(sources, tmp, args, arch)
+        on_board = info["hashes"]
+        changed = [rel for rel in staged if on_board.get(rel) != dp.sha256_file(staged[rel])]
+        # only under /t: the probe also hashes the deployed firmware's files
+        stale = sorted(p for p in on_board
+                       if p.startswith(BOARD_ROOT[1:] + "/") and p not in staged)
+        # (the folders of these two names are made too: /t, and /tmp for the tests)
+        chain = ["exec", dp.prep_code(changed + [BOARD_ROOT[1:] + "/x", "tmp/x"], stale,
+                                      aside=False)]
+        chain += dp.write_chain(staged, changed)
+        mp.run(*chain)
+    return len(changed), len(staged)
+
 
 _RUN_ONE = r'''
 import sys
@@ -154,13 +171,8 @@ def run_board(port, files, clean=False, mpremote=None):
     names = _names(files)
     mp = mpremote or MpRemote(port, timeout=900)
     mp.check_port()
-    with tempfile.TemporaryDirectory(prefix="sicbo-test-") as tmp:
-        root = _stage(tmp)
-        chain = ["exec", _PREPARE]
-        for sub in sorted(os.listdir(root)):
-            chain += ["+", "fs", "cp", "-r", os.path.join(root, sub), ":%s/" % BOARD_ROOT]
-        mp.run(*chain)
-    print("copied the tests to %s:%s" % (port, BOARD_ROOT))
+    written, total = copy_tests(mp)
+    print("tests on %s:%s (%d of %d files written)" % (port, BOARD_ROOT, written, total))
     passed = failed = 0
     chain = []
     for i, name in enumerate(names):

@@ -218,13 +218,13 @@ class FakeBoard(dp.MpRemote):
     def run(self, *args):
         self.calls.append(args)
         if args[0] == "exec" and "SICBO-PROBE" in args[1]:
-            return "SICBO-PROBE %r\n" % (self.info,)
+            return "SICBO-PROBE %r\nSICBO-END\n" % (self.info,)
         raise AssertionError("nothing may be copied: %r" % (args[:3],))
 
 
 def probe_info(**kw):
     info = {"name": "micropython", "version": (1, 29, 0), "mpy": 6 | 3 << 8 | 10 << 10,
-            "platform": "esp32", "machine": "ESP32", "manifest": None, "hashes": {}}
+            "platform": "esp32", "machine": "ESP32", "manifest": None, "manifest_name": None}
     info.update(kw)
     return info
 

@@ -251,17 +251,10 @@ def test_simulated_table_is_attached(vb):
 
 
 def test_sicbo_test_on_the_virtual_board(vb):
-    # Seed the tree as a previous run would have left it (mpremote then skips
-    # those files by hash; copying them all takes ~20 s), except the runner and
-    # one test file, which are copied for real.
-    import shutil
-    for sub in ("device", "sim", "tests/logic"):
-        shutil.copytree(os.path.join(REPO, sub), os.path.join(vb.fs, "t", sub),
-                        ignore=lambda d, names: [n for n in names if not n.endswith(".py")
-                                                 and not os.path.isdir(os.path.join(d, n))
-                                                 or n == "__pycache__"],
-                        dirs_exist_ok=True)
-    os.remove(os.path.join(vb.fs, "t", "tests", "logic", "test_dates.py"))
+    # a source left by hand beside a compiled module would shadow it: removed
+    os.makedirs(os.path.join(vb.fs, "t", "tests", "logic"), exist_ok=True)
+    with open(os.path.join(vb.fs, "t", "tests", "logic", "test_dates.py"), "w") as f:
+        f.write("raise ImportError('stale source')\n")
     r = subprocess.run([sys.executable, "-m", "host_tools", "test", "--on", vb.port,
                         "test_areas.py", "test_dates.py"],
                        cwd=REPO, capture_output=True, text=True, timeout=120)
@@ -269,7 +262,13 @@ def test_sicbo_test_on_the_virtual_board(vb):
     passed, failed = int(last.split()[0]), int(last.split()[2])
     assert passed > 0 and failed == 0 and r.returncode == 0, r.stdout + r.stderr
     assert os.path.exists(os.path.join(vb.fs, "t", "tests", "mp_runner.py"))
+    assert os.path.exists(os.path.join(vb.fs, "t", "device", "sicbo", "settle.mpy"))
+    assert not os.path.exists(os.path.join(vb.fs, "t", "tests", "logic", "test_dates.py"))
     assert "test_dates.py" in r.stdout
+    # a second run writes nothing
+    r = subprocess.run([sys.executable, "-m", "host_tools", "test", "--on", vb.port,
+                        "test_areas.py"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "(0 of" in r.stdout and r.returncode == 0, r.stdout + r.stderr
 
 
 def test_friendly_repl_ctrl_d_runs_main(vb, tmp_path):
