@@ -23,18 +23,19 @@ def add_arguments(parser):
                         help="stable link to the serial port (default: DIR/tty)")
     parser.add_argument("--frozen-source", action="store_true",
                         help="serve sim/ as .py sources (compiled in the VM) instead of .mpy")
-    parser.add_argument("--heap", default="110k",
-                        help="interpreter heap, as micropython -X heapsize= (default: 110k, "
-                             "an ESP32 without PSRAM)")
+    parser.add_argument("--heap", default=None,
+                        help="interpreter heap, as micropython -X heapsize= (default: 220k, "
+                             "on this 64-bit VM the equivalent of an ESP32's 110 KiB)")
 
 
 def run(args):
-    from host_tools.vboard import run_foreground
+    from host_tools.vboard import DEFAULT_HEAP, run_foreground
 
     if args.board and not os.path.isfile(args.board):
         raise UsageError("no board file %s" % args.board)
     try:
-        return run_foreground(args.folder, board=args.board, link=args.link, heap=args.heap,
+        return run_foreground(args.folder, board=args.board, link=args.link,
+                              heap=args.heap or DEFAULT_HEAP,
                               table_file=args.table, frozen_source=args.frozen_source)
     except (OSError, RuntimeError, ValueError) as e:
         raise UsageError("cannot start the virtual board: %s" % e) from None

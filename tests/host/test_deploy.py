@@ -22,7 +22,8 @@ MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
 
 @pytest.fixture(scope="module")
 def vb(tmp_path_factory):
-    with VirtualBoard(str(tmp_path_factory.mktemp("vb-deploy"))) as board:
+    # 110k: deploy's board-side code fits even half the ESP32-equivalent heap
+    with VirtualBoard(str(tmp_path_factory.mktemp("vb-deploy")), heap="110k") as board:
         yield board
 
 
