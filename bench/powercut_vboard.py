@@ -46,13 +46,19 @@ TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 HEAP = os.environ.get("SICBO_VBOARD_HEAP", "400k")
 KEYS = ("shake", "key_bell", "key_void", "key_payout", "key_confirm", "key_face_1",
         "key_face_2", "key_face_3", "key_face_4", "key_face_5", "key_face_6")
-PRESS_MS = 25
-AFTER_PRESS_S = 0.05  # the press, its release, and the release's debounce
+PRESS_MS = 40
+AFTER_PRESS_S = 0.07  # the press, its release, and the release's debounce
+LAMP_TIMEOUT_S = 3
 BOOT_TIMEOUT_S = 30
 
 
 class Cut(Exception):
     """The moment chosen for the power cut has come."""
+
+
+class Missed(Exception):
+    """A lamp did not change in time: a key press the interpreter did not see
+    (a loaded host can starve it for longer than a press)."""
 
 
 class Campaign:
@@ -77,6 +83,7 @@ class Campaign:
         self.step = "idle"
         self.round_s = 0.6  # running mean of a round's duration
         self.unexpected = []
+        self.misses = []  # (round, step, last journal records) of each Missed
 
     # ---- the board ------------------------------------------------------------
 
@@ -189,16 +196,15 @@ class Campaign:
     def lit(self):
         return set(n for n in self.client.lamps()["lit"] if isinstance(n, str))
 
-    def wait_lit(self, name, on=True, timeout=10):
+    def wait_lit(self, name, on=True, timeout=LAMP_TIMEOUT_S):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.due()
             if (name in self.lit()) == on:
                 return
             time.sleep(0.005)
-        raise RuntimeError("round %d (%s): lamp %s never %s; lit %s"
-                           % (self.round, self.step, name, "on" if on else "off",
-                              sorted(self.lit())))
+        raise Missed("round %d (%s): lamp %s never %s; lit %s"
+                     % (self.round, self.step, name, "on" if on else "off", sorted(self.lit())))
 
     def press(self, key):
         self.due()
@@ -282,6 +288,19 @@ class Campaign:
                         self.sleep(max(0.0, self.cut_at - time.monotonic()) + 0.001)
                 except Cut:
                     pass
+                except Missed as e:
+                    # Where the board is, from its journal; then a power cycle,
+                    # which also forgets a half-keyed entry, and on from there.
+                    last = sorted(self.records.items())[-4:]
+                    self.misses.append((str(e), [(t, rid) for _s, (t, rid, _b, _p) in last]))
+                    self.log("missed: %s" % e)
+                    if len(self.misses) > max(5, rounds // 20):
+                        raise
+                    self.cut_at = None
+                    self.power_cycle()
+                    if self.state != E.ST_IDLE:
+                        continue
+                    break
                 if n_cuts:
                     self.cut_at = None
                     n_cuts -= 1
@@ -324,11 +343,14 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
         "lost": len(c.lost), "lost_rounds": c.lost[:20],
         "doubled": len(doubled) + c.conflicts, "doubled_rounds": doubled[:20],
         "seq_conflicts": c.conflicts, "records": len(c.records),
+        "journal_paid": len({r for (t, r, _b, _p) in c.records.values() if t == E.J_PAYOUT}),
+        "journal_voids": len({r for (t, r, _b, _p) in c.records.values() if t == E.J_VOID}),
         "voided_at_resumption": sum(1 for (t, _r, _b, p) in c.records.values()
                                     if t == E.J_VOID and p[0] == E.V_POWER),
         "boots": c.boot, "cut_where": c.cut_where,
         "rounds_per_s": rounds / play_s if play_s else 0.0,
         "seconds": time.monotonic() - t0, "seed": seed, "heap": heap,
+        "missed": c.misses,
     }
 
 
@@ -348,9 +370,15 @@ def main(argv=None):
     print("  cut while: %s" % json.dumps(r["cut_where"], sort_keys=True))
     print("  rounds seen completed by the host: %d (paid %d, dealer voids %d)"
           % (r["completed_seen"], r["paid"], r["voided_by_dealer"]))
+    print("  rounds settled in the journal: paid %d, void %d"
+          % (r["journal_paid"], r["journal_voids"]))
     print("  rounds voided by the resumption (cut before the bell): %d"
           % r["voided_at_resumption"])
     print("  journal records read: %d" % r["records"])
+    print("  key presses the board missed (lamp not changed in %d s; recovered by a power "
+          "cycle, counted in the cuts): %d" % (LAMP_TIMEOUT_S, len(r["missed"])))
+    for m in r["missed"]:
+        print("    %s; last records (type, round): %s" % m)
     print("  lost    %d %s" % (r["lost"], r["lost_rounds"] or ""))
     print("  doubled %d %s" % (r["doubled"], r["doubled_rounds"] or ""))
     print("  %.2f rounds/s, %.1f s in all" % (r["rounds_per_s"], r["seconds"]))

@@ -20,9 +20,10 @@ def _bench():
 
 def test_power_cuts_lose_nothing_and_double_nothing():
     r = _bench().campaign(rounds=20, cuts=10, seed=11)
-    assert r["cuts"] == 10
-    assert r["boots"] == 11  # the deploy's reset, then one per cut
+    assert r["cuts"] >= 10  # and one more per key press the loaded host made it miss
+    assert r["boots"] == r["cuts"] + 1  # the deploy's reset, then one per cut
     assert r["lost"] == 0, r
     assert r["doubled"] == 0, r
     assert r["completed_seen"] >= 10, r
+    assert r["journal_paid"] + r["journal_voids"] >= 19, r
     assert r["seconds"] < 60, r
