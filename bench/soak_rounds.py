@@ -1,7 +1,9 @@
 # Soak of the whole controller on the MicroPython unix port (issue 5):
 #   python -c "from host_tools.mprun import compile_trees; compile_trees()"
-#   micropython -X heapsize=110k bench/soak_rounds.py [rounds] [seed]
-# or `python bench/soak.py [rounds]` (compiles, then runs this).
+#   micropython -X heapsize=110k bench/soak_rounds.py [rounds] [seed] [cut_every]
+# or `python bench/soak.py [rounds] [seed] [cut_every]` (compiles, then runs
+# this). cut_every: the mean number of rounds between power cuts (default 300;
+# 0 for none).
 #
 # The Controller of device/app.py with the virtual board's file and the full
 # 2004 table (board_config/), on the simulated machine (sim/) with its manual
@@ -386,7 +388,9 @@ def main():
     base_heap = heap()
     mem_errors = 0
     heap_1000 = None
-    next_cut = 1 + rng.below(cut_every * 2)
+    # cut_every 0: no power cuts (an in-process reboot keeps the heap, which a
+    # board's reset does not: start-up's garbage fragments a tight heap).
+    next_cut = 1 + rng.below(cut_every * 2) if cut_every > 0 else -1
     t0 = time.ticks_ms()
     done = 0
     status = 0
