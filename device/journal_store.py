@@ -4,11 +4,13 @@
 # Segments are files <folder>/j<8-digit number>.log, appended to in order.
 # append() writes then flushes before returning: the caller acts on an event
 # only after its records are on flash. Rotation starts a new segment once the
-# current one holds segment_bytes, and deletes the oldest segments beyond
-# max_segments, but never one holding records of the unfinished round (the
-# caller passes keep_seq, the sequence number of that round's first record),
-# and never the newest segment that has records. Every boot starts a new
-# segment, so a record torn by a power cut stays at the end of its segment.
+# current one holds segment_bytes, and deletes the oldest segments while the
+# journal holds more than segment_bytes * max_segments bytes, but never one
+# holding records of the unfinished round (the caller passes keep_seq, the
+# sequence number of that round's first record), and never the newest segment
+# that has records. Every boot starts a new segment, so a record torn by a
+# power cut stays at the end of its segment; only rotation deletes, so boots
+# and resets never push history out.
 #
 # Only open/read/write/flush and os.listdir/stat/remove/mkdir: the same code
 # runs on the unix port and on the ESP32's littlefs.
@@ -93,11 +95,10 @@ class JournalStore:
             replay.feed(data)
             if recall is not None:
                 recall.feed(data)
+        # No pruning here: only rotation deletes, right after it has written a
+        # checkpoint (the meters of what goes) at the head of the new segment.
+        # A boot, or diag opening the journal to add a record, deletes nothing.
         self._open_new()
-        if self.checkpoint is None:
-            # With checkpoints, only a segment that starts with one allows
-            # older segments (and the meters they count) to go.
-            self.prune(replay.open_seq)
         return replay
 
     def _open_new(self, first=b""):
@@ -142,12 +143,17 @@ class JournalStore:
         self.prune(keep_seq)
 
     def prune(self, keep_seq=0):
+        """Delete the oldest segments while the journal holds more than its
+        budget of segment_bytes * max_segments. In bytes, not in segments:
+        every boot starts a segment, and resets must not push history out."""
         segs = self.segs
         # The newest segment that has records is never deleted.
         newest = len(segs) - 1
         while newest > 0 and segs[newest][1] == 0:
             newest -= 1
-        while len(segs) > self.max_segments and newest > 0:
+        total = self.total_bytes()
+        budget = self.segment_bytes * self.max_segments
+        while total > budget and newest > 0:
             nxt = segs[1]
             if nxt[1] < 0:
                 nxt[1] = _first_seq(self.read_segment(nxt[0]))
@@ -156,6 +162,7 @@ class JournalStore:
             if keep_seq and (nxt[1] <= 0 or nxt[1] > keep_seq):
                 break
             try:
+                total -= os.stat(self.path(segs[0][0]))[6]
                 os.remove(self.path(segs[0][0]))
             except OSError:
                 pass

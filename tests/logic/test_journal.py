@@ -170,3 +170,25 @@ def test_store_power_cut_inside_the_last_records_on_disk():
         rp2 = JournalStore(d).boot(journal.Replay())
         assert rp2.seq == rp.seq + 1 and rp2.boot == rp.boot + 1
     rmdir(d)
+
+
+def test_many_boots_keep_the_history():
+    # Every boot (and every diag that adds a record) opens a segment; the
+    # bound is in bytes, so a table reset often keeps its rounds.
+    d = tmpdir("boots")
+    r = _rounds(2)
+    data = bytes(r.journal)
+    st = JournalStore(d, segment_bytes=4096, max_segments=4)
+    st.append(data)
+    st.close()
+    seq = journal.records(data)[-1].seq
+    for _ in range(12):
+        st = JournalStore(d, segment_bytes=4096, max_segments=4)
+        rp = st.boot(journal.Replay())
+        seq += 1
+        st.append(journal.encode(E.J_BOOT, seq, rp.round, rp.boot + 1, 0, None, bytes(8)))
+        st.close()
+    rp = JournalStore(d).boot(journal.Replay())
+    assert rp.round == 2 and rp.seq == seq
+    assert len(os.listdir(d)) >= 13  # nothing deleted
+    rmdir(d)
