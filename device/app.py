@@ -1,7 +1,7 @@
 # The table controller: the pure round machine (sicbo/round.py) on the
 # hardware adapters (hw/), with the journal written before every action.
 #
-#   start()            main.py's entry: files -> hardware -> Controller -> run
+#   start()            (shell.start) main.py's entry: files -> hardware -> Controller -> run
 #   Controller         boot (journal replay, resume), poll (one pass of inputs,
 #                      timers, reader), actuators; no asyncio inside, so tests
 #                      drive it with the simulated machine and clock
@@ -15,26 +15,29 @@
 # and flushed, then its commands reach the hardware. A power cut between the
 # two repeats nothing on boot: the records say what was decided.
 
-import gc
-import sys
 import time
 
 from micropython import const
+from shell import (  # noqa: F401  (app.X names kept for the tests and benches)
+    BOARD_FILE,
+    JOURNAL_DIR,
+    KEY_CONFIRM,
+    TABLE_FILE,
+    Hardware,
+    WallClock,
+    start,
+    unload_boot,
+)
 
 from hw.switches import EDGE, FAULT, RECOVER
-from sicbo import dates, journal, recall, settle
 from sicbo import events as E
+from sicbo import journal, recall, settle
 from sicbo.round import RoundMachine
-
-BOARD_FILE = "/board.json"
-TABLE_FILE = "/table.json"
-JOURNAL_DIR = "/journal"
 
 POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
 READER_MS = const(20)
 WATCHDOG_FEED_MS = const(500)
 TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
-_RTC_VALID_YEAR = const(2025)  # an RTC before this year was never set
 _DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
 
 # Switch index (sicbo.settings.INPUT_SIGNALS order) -> event on 1, event on 0,
@@ -59,61 +62,7 @@ _SIGNAL_EVENTS = bytes((
 ))
 _FIRST_FACE = const(9)  # index of key_face_1
 _SUPERVISOR = const(4)
-KEY_CONFIRM = const(8)
 _LEVEL_SIGNALS = const(5)  # cover, clasps, shake, supervisor: levels, not keys
-
-
-class Hardware:
-    """The adapters of one board, made from a validated Board. Everything the
-    Controller touches goes through here, so tests can swap any part."""
-
-    def __init__(self):
-        self.switches = None
-        self.solenoid = None
-        self.motor = None
-        self.bell = None
-        self.lamps = None
-        self.uart = None
-        self.watchdog = None
-
-    def all_off(self):
-        """Every actuator off: at start, on exit, before a reset."""
-        for a in (self.solenoid, self.motor, self.bell):
-            if a is not None:
-                a.stop()
-
-
-class WallClock:
-    """Seconds since 2000-01-01 UTC from the RTC, or None while the RTC has
-    not been set (the host sets it on deploy and diagnostics). Read from the
-    RTC once a minute; between reads, ticks count the seconds, so an event
-    costs no RTC call and no allocation."""
-
-    def __init__(self, rtc=None):
-        self._rtc = rtc
-        self._base = None
-        self._base_ticks = 0
-
-    def refresh(self, now):
-        if self._rtc is None:
-            self._base = None
-            return
-        y, mo, d, _wd, h, mi, s, _sub = self._rtc.datetime()
-        if y < _RTC_VALID_YEAR:
-            self._base = None
-            return
-        days = dates.days_from_civil(y, mo, d) - _DAY_2000
-        self._base = days * 86400 + h * 3600 + mi * 60 + s
-        self._base_ticks = now
-
-    def seconds(self, now):
-        if self._base is None:
-            return None
-        if time.ticks_diff(now, self._base_ticks) >= 60000:
-            self.refresh(now)
-            if self._base is None:
-                return None
-        return self._base + time.ticks_diff(now, self._base_ticks) // 1000
 
 
 class Controller:
@@ -319,45 +268,6 @@ def _message(code, detail):
 
 
 controller = None  # type: Controller | None  # the running one, for the REPL
-
-# Start-up only: dropped by unload_boot() once the table runs.
-BOOT_MODULES = ("appboot", "sicbo.board", "sicbo.config", "sicbo.resume", "sicbo.areas")
-
-
-def unload_boot(names=BOOT_MODULES):
-    """Forget start-up modules, so that the garbage collector takes their
-    code (nothing that runs the table refers to them). MicroPython only: on
-    CPython (host tools, pytest) modules stay, as a re-import there would
-    make new classes."""
-    if sys.implementation.name != "micropython":
-        return
-    for name in names:
-        if sys.modules.pop(name, None) is None:
-            continue
-        dot = name.rfind(".")
-        if dot > 0:
-            pkg = sys.modules.get(name[:dot])
-            if pkg is not None and hasattr(pkg, name[dot + 1:]):
-                delattr(pkg, name[dot + 1:])
-
-
-def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR):
-    """main.py's entry. Returns (to the REPL) on a refused configuration or in
-    recovery mode, with every actuator off; otherwise runs the table."""
-    import appboot
-
-    ctl = appboot.open_table(board_path, table_path, journal_dir)
-    del appboot
-    unload_boot()
-    if ctl is None:
-        return None
-    gc.collect()
-    try:
-        run(ctl)
-    finally:
-        ctl.hw.all_off()
-        ctl.store.close()
-    return ctl
 
 
 def run(ctl):

@@ -1,15 +1,14 @@
 # Start-up of the table controller, run once by app.start() and then dropped
-# from memory (app.unload_boot): read and validate the board and table files,
+# from memory (shell.unload_boot): read and validate the board and table files,
 # build the hardware adapters from the board file, open the journal and boot
 # the Controller. diag and the tests use the same functions.
 
-import json
 import time
 
+import shell
 from machine import Pin, Timer
 from micropython import const
 
-import app
 from hw.bell import Bell
 from hw.lamps import PixelLamps, ShiftLamps
 from hw.solenoid import ShakerMotor, Solenoid
@@ -37,7 +36,7 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
     """The adapters for a Board (sicbo.board.parse_board). row_bytes is the
     lamp frame size of the table's settlement table."""
     t = board.timings
-    hw = app.Hardware()
+    hw = shell.Hardware()
     hw.switches = Switches(input_pins(board), t["debounce_ms"], t["chatter_limit"],
                            t["chatter_window_ms"],
                            invert=[inv for _s, _p, _pull, inv in board.inputs],
@@ -86,9 +85,7 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
     return hw
 
 
-def read_json(path):
-    with open(path) as f:
-        return json.load(f)
+read_json = shell.read_json
 
 
 def file_digest(*paths):
@@ -96,33 +93,29 @@ def file_digest(*paths):
     import hashlib
 
     h = hashlib.sha256()
+    # In small pieces: a whole table file would need one large free block,
+    # which a fragmented heap at start-up may not have.
+    buf = bytearray(256)
+    mv = memoryview(buf)
     for p in paths:
         with open(p, "rb") as f:
-            h.update(f.read())
+            while True:
+                n = f.readinto(buf)
+                if not n:
+                    break
+                h.update(mv[:n])
     return h.digest()[:6]
 
 
-# The file parsers (and the area catalogue they use): done with once the
-# files are read and the settlement table built (app.unload_boot(PARSERS)).
-PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas")
-
-
-def load(board_path=app.BOARD_FILE, table_path=app.TABLE_FILE):
-    """(Board, TableConfig) or ConfigError; nothing is built from a refused file.
-    The parsers are imported here, not by this module, so that dropping them
-    (PARSERS) frees them before the adapters are built."""
-    from sicbo import board as boardfile
-    from sicbo import config
-
-    board = boardfile.parse_board(read_json(board_path))
-    cfg = config.parse_table(read_json(table_path))
-    boardfile.check_shaker(board, cfg.shaker)
-    return board, cfg
+# The file parsers live in shell, so that diag can read the files before it
+# loads anything else; appboot.load is the same function.
+PARSERS = shell.PARSERS
+load = shell.load
 
 
 def recovery_requested(board):
     """The dealer's confirm key held at power-on: do not start the app."""
-    _s, p, pull, inv = board.inputs[app.KEY_CONFIRM]
+    _s, p, pull, inv = board.inputs[shell.KEY_CONFIRM]
     pin = input_pin(p, pull)
     return (pin.value() ^ (1 if inv else 0)) == 1
 
@@ -150,7 +143,7 @@ def open_table(board_path, table_path, journal_dir):
         print("sicbo: configuration refused, table not started: " + msg)
         return None
     finally:
-        app.unload_boot(PARSERS)  # the lowest heap before the adapters are built
+        shell.unload_boot(PARSERS)  # the lowest heap before the adapters are built
     for w in board.warnings:
         print("sicbo: board warning: " + w)
     if recovery_requested(board):
@@ -167,7 +160,9 @@ def open_table(board_path, table_path, journal_dir):
     except OSError:
         pass  # it exists
     store = JournalStore(journal_dir)
-    wall = app.WallClock(RTC())
+    wall = shell.WallClock(RTC())
+    import app  # here, not at the top: diag uses this module without the app
+
     ctl = app.Controller(cfg, board, hw, store, wall, table=table)
     app.controller = ctl
     now = time.ticks_ms()

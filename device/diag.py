@@ -14,13 +14,13 @@ import gc
 import os
 import time
 
-import app
-import appboot
-from journal_store import JournalStore
+import shell
+
 from sicbo import events as E
-from sicbo import journal as jfmt
-from sicbo import logtext, texts
-from sicbo import recall as recallmod
+
+# Everything else is imported where a command needs it: diag must fit beside
+# the simulated machine on the virtual board, and the files are parsed first,
+# with the least loaded.
 
 _ctx = None
 
@@ -32,32 +32,50 @@ class _Context:
         self.board_path = board_path
         self.table_path = table_path
         self.journal_dir = journal_dir
-        self.board, self.cfg = appboot.load(board_path, table_path)
-        from sicbo import settle
-
-        self.table = settle.SettlementTable(self.cfg)
+        self.board, self.cfg = shell.load(board_path, table_path)
+        shell.unload_boot(shell.PARSERS)  # their code is not needed again here
+        self._table = None
         self.hw = None
         self.store = None
 
-    def replay(self):
-        """(Replay, Recall) rebuilt from the journal, read only."""
+    def table(self):
+        """The settlement table, built the first time a command needs it."""
+        if self._table is None:
+            from sicbo import settle
+
+            self._table = settle.SettlementTable(self.cfg)
+        return self._table
+
+    def replay(self, with_recall=True):
+        """(Replay, Recall or None) rebuilt from the journal, read only."""
+        from journal_store import JournalStore
+        from sicbo import journal as jfmt
+        from sicbo import recall as recallmod
+
         rp = jfmt.Replay()
-        rc = recallmod.Recall(self.table)
+        rc = recallmod.Recall(self.table()) if with_recall else None
         store = JournalStore(self.journal_dir)
         for data in store.read_all():
             rp.feed(data)
-            rc.feed(data)
+            if rc is not None:
+                rc.feed(data)
         store.close()
         return rp, rc
 
     def hardware(self):
         if self.hw is None:
-            self.hw = appboot.build_hardware(self.board, self.table.row_bytes, watchdog=False)
+            import appboot
+
+            row_bytes = (len(self.cfg.lamp_order) + 7) >> 3
+            self.hw = appboot.build_hardware(self.board, row_bytes, watchdog=False)
             self.hw.all_off()
         return self.hw
 
     def record(self, what):
         """Journal one J_DIAG record after the journal's last one."""
+        from journal_store import JournalStore
+        from sicbo import journal as jfmt
+
         rp = jfmt.Replay()
         if self.store is None:
             self.store = JournalStore(self.journal_dir)
@@ -66,7 +84,7 @@ class _Context:
             for data in self.store.read_all():
                 rp.feed(data)
         now = time.ticks_ms()
-        wall = app.WallClock(_rtc())
+        wall = shell.WallClock(_rtc())
         wall.refresh(now)
         rec = jfmt.encode(E.J_DIAG, rp.seq + 1, rp.round, rp.boot, now, wall.seconds(now),
                              bytes((what, 0, 0, 0, 0, 0, 0, 0)))
@@ -79,7 +97,8 @@ def _rtc():
     return RTC()
 
 
-def setup(board_path=app.BOARD_FILE, table_path=app.TABLE_FILE, journal_dir=app.JOURNAL_DIR):
+def setup(board_path=shell.BOARD_FILE, table_path=shell.TABLE_FILE,
+          journal_dir=shell.JOURNAL_DIR):
     """Point diag at other files (tests, a second table); normally automatic."""
     global _ctx
     _ctx = _Context(board_path, table_path, journal_dir)
@@ -106,14 +125,17 @@ def help():
 
 def _manifest():
     try:
-        return appboot.read_json("/manifest.json")
+        return shell.read_json("/manifest.json")
     except (OSError, ValueError):
         return None
 
 
 def status():
+    from journal_store import JournalStore
+    from sicbo import logtext, texts
+
     c = _c()
-    rp, rc = c.replay()
+    rp, _rc = c.replay(with_recall=False)
     print("table     %s (edition %d, approval %s)" % (c.cfg.name, c.cfg.edition,
                                                        c.cfg.approval["reference"]))
     print("state     %-8s round %d  boot %d  journal seq %d" % (
@@ -145,7 +167,7 @@ def status():
     store = JournalStore(c.journal_dir)
     print("journal   %d segments, %d bytes" % (len(store.segments()), store.total_bytes()))
     store.close()
-    wall = app.WallClock(_rtc())
+    wall = shell.WallClock(_rtc())
     wall.refresh(time.ticks_ms())
     s = wall.seconds(time.ticks_ms())
     print("clock     %s" % (logtext.wall_text(s) if s is not None else "RTC not set"))
@@ -175,6 +197,8 @@ def sensors():
     c = _c()
     hw = c.hardware()
     sw = hw.switches
+    import appboot
+
     pins = appboot.input_pins(c.board)
     _settle(sw)
     print("%-12s %5s %4s %9s  %s" % ("signal", "gpio", "raw", "debounced", "state"))
@@ -189,8 +213,10 @@ def sensors():
 
 
 def _idle_and_closed(what):
+    from sicbo import texts
+
     c = _c()
-    rp, _rc = c.replay()
+    rp, _rc = c.replay(with_recall=False)
     if rp.state != E.ST_IDLE:
         print("refused: %s test only with the table idle (state is %s, round %d)"
               % (what, texts.STATE_NAMES[rp.state], rp.round))
@@ -245,7 +271,7 @@ def lamps(ms=300):
     from sicbo.settle import set_channel
 
     lamp = c.hw.lamps
-    frame = bytearray(c.table.row_bytes)
+    frame = bytearray(c.table().row_bytes)
     order = c.cfg.lamp_order
     for ch in range(len(order)):
         set_channel(frame, ch, 1)
@@ -267,32 +293,40 @@ def recall(n=10):
         return
     print("%6s %-8s %-7s %-12s %s" % ("round", "status", "dice", "when", "winning areas"))
     for r in rounds:
-        print(_round_line(r, c.table))
+        print(_round_line(r, c.table()))
 
 
 
 def _round_line(r, table):
+    from sicbo import logtext, texts
+
     dice = "%d-%d-%d" % tuple(r.dice) if r.dice is not None else "-"
-    status = r.status
-    wins = ""
+    words = []
     if r.void_reason:
-        wins = "void: " + texts.VOID_NAMES[r.void_reason]
+        words.append("void: " + texts.VOID_NAMES[r.void_reason])
     elif r.dice is not None:
-        codes = [code for code, _odds in r.winning_areas(table)]
-        wins = " ".join(codes)
-        if len(wins) > 40:
-            wins = wins[:37] + "..."
+        words = [code for code, _odds in r.winning_areas(table)]
     if r.first_dice is not None and r.first_dice != r.dice:
-        wins = "corrected from %d-%d-%d; " % tuple(r.first_dice) + wins
+        words.insert(0, "corrected from %d-%d-%d;" % tuple(r.first_dice))
     when = r.started[2]
     when = logtext.wall_text(when)[5:16] if when is not None else "boot %d" % r.started[0]
-    return "%6d %-8s %-7s %-12s %s" % (r.round, status, dice, when, wins)
+    head = "%6d %-8s %-7s %-12s " % (r.round, r.status, dice, when)
+    # Every winning area, wrapped under the first one within 80 columns.
+    lines = []
+    line = head
+    for w in words:
+        if len(line) + len(w) > 79 and line.strip() and len(line) > len(head):
+            lines.append(line.rstrip())
+            line = " " * len(head)
+        line += w + " "
+    lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def meters():
     c = _c()
     _rp, rc = c.replay()
-    d = rc.meters.as_dict(c.table)
+    d = rc.meters.as_dict(c.table())
     wins = d.pop("wins", {})
     for k in sorted(d):
         v = d[k]
@@ -313,6 +347,10 @@ def meters():
 
 
 def journal(n=20):
+    from journal_store import JournalStore
+    from sicbo import journal as jfmt
+    from sicbo import logtext
+
     c = _c()
     store = JournalStore(c.journal_dir)
     recs = []
@@ -323,7 +361,7 @@ def journal(n=20):
                 recs.pop(0)
     store.close()
     for rec in recs:
-        print(logtext.journal_line(rec, c.table))
+        print(logtext.journal_line(rec, c.table()))
     if not recs:
         print("journal is empty")
 

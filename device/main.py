@@ -1,6 +1,6 @@
 # Stays a .py on the board: the ESP32 runs main.py, never main.mpy. Everything
-# else is compiled; this only starts it. app.start() returns to the REPL on a
+# else is compiled; this only starts it. shell.start() returns to the REPL on a
 # refused configuration or in recovery mode (confirm key held at power-on).
-import app
+import shell
 
-app.start()
+shell.start()
