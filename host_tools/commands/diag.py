@@ -9,13 +9,15 @@ app while diag runs; the board is reset afterwards so that the table resumes
 import ast
 import binascii
 import os
+import time
 
 from host_tools.cli import UsageError
-from host_tools.deploy import MpRemote
+from host_tools.deploy import RESET_SETTLE, MpRemote
 
 NAME = "diag"
 HELP = "run the board's diagnostics (status, sensors, lamps, ...) over mpremote"
 
+RETRY_AFTER_S = 2.0
 WHATS = ("status", "sensors", "lamps", "solenoid", "bell", "recall", "meters", "journal",
          "help")
 _WITH_N = ("recall", "journal", "lamps")
@@ -93,7 +95,15 @@ def run(args, mpremote=None):
         chain += ["+", "exec", _PULL]
     if not args.no_restart:
         chain += ["+", "reset"]
-    out = mp.run(*chain)
+    try:
+        out = mp.run(*chain)
+    except UsageError as e:
+        if "no raw REPL" not in str(e):
+            raise
+        # A board that is restarting (after a reset, e.g. the last diag's)
+        # loses what it is sent for about a second: ask once more.
+        time.sleep(RETRY_AFTER_S)
+        out = mp.run(*chain)
     text, segs, names = split_journal(out)
     if text.strip():
         print(text.rstrip())
@@ -110,5 +120,7 @@ def run(args, mpremote=None):
         print("journal: %d segments, %d bytes, %d records -> %s" % (
             len(names), len(data), len(recs), os.path.abspath(args.pull_journal)))
     if not args.no_restart:
+        # What is sent to a board while it restarts is lost: let it boot.
+        time.sleep(RESET_SETTLE)
         print("board reset: the table resumes from its journal")
     return 0
