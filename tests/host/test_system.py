@@ -1,0 +1,211 @@
+"""The whole table on the virtual board, with the real mpremote: deploy, a
+round through the simulated table, every diag command, the journal pulled to
+the host, and a power cut mid-round recovered (issue 4)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from host_tools import REPO
+from host_tools.cli import main
+from host_tools.deploy import deploy
+from host_tools.mprun import CONTROLLER_HEAP
+from host_tools.simclient import TableClient
+from host_tools.vboard import VirtualBoard
+
+BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
+TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
+HEAP = os.environ.get("SICBO_VBOARD_HEAP", CONTROLLER_HEAP)
+NAMES = json.load(open(TABLE))["lamp_order"]
+
+
+def lit(client):
+    return {NAMES[c] for c in client.lamps()["lit"] if NAMES[c]}
+
+
+def lamp_on(client, name, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if name in lit(client):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_lit(client, name, on=True, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if (name in lit(client)) == on:
+            return True
+        time.sleep(0.05)
+    events = [e for e in client.events()["events"] if e["kind"] != "pwm"][-15:]
+    raise AssertionError("lamp %s never %s; lit: %s; last table events: %s" % (
+        name, "on" if on else "off", sorted(lit(client)), events))
+
+
+def wait_app(client, frames_before, timeout=30):
+    """Wait until the app has booted: the lamp adapter latches an all-off frame
+    when it is made, the controller latches its frame once the journal is
+    replayed, then the polling tasks start (a dealer waits for the table to
+    show ready, too)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.lamps()["frames"] >= frames_before + 2:
+            time.sleep(0.5)
+            return
+        time.sleep(0.05)
+    raise AssertionError("the app did not start (no lamp frame)")
+
+
+def press(client, key):
+    client.press(key, ms=100)
+    time.sleep(0.2)
+
+
+def open_betting(client):
+    client.cover_on()
+    client.fasten_clasps()
+    time.sleep(0.3)
+    press(client, "shake")
+    if not lamp_on(client, "PLACE_BETS", 6):
+        # As a dealer would: a press that came while the table was still
+        # starting is pressed again (a shake during a shake is refused).
+        press(client, "shake")
+    wait_lit(client, "PLACE_BETS")
+
+
+def play(client, dice):
+    open_betting(client)
+    press(client, "key_bell")
+    wait_lit(client, "PLACE_BETS", on=False)
+    time.sleep(1.6)  # the bell rings 1.5 s before the dealer lifts the cover
+    client.open_clasps()
+    client.cover_off()
+    time.sleep(0.2)
+    for d in dice:
+        press(client, "key_face_%d" % d)
+    press(client, "key_confirm")
+    wait_lit(client, "PAYING")
+    won = lit(client)
+    press(client, "key_payout")
+    wait_lit(client, "PAYING", on=False)
+    return won
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    vb = VirtualBoard(str(tmp_path_factory.mktemp("vb-system")), board=BOARD, heap=HEAP)
+    vb.start()
+    try:
+        with TableClient(vb.control) as client:
+            frames = client.lamps()["frames"]
+            deploy(vb.port, BOARD, TABLE)
+            wait_app(client, frames)
+            yield vb, client
+    finally:
+        vb.stop()
+
+
+def diag(vb, client, capsys, *args):
+    """sicbo diag, then wait for the app to be back after its reset."""
+    frames = client.lamps()["frames"]
+    code = main(["diag", "--port", vb.port, *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    wait_app(client, frames)
+    return out
+
+
+def test_a_whole_round_through_the_simulated_table(table):
+    vb, client = table
+    won = play(client, (1, 1, 2))
+    for area in ("SMALL", "EVEN", "PAIR_1_2", "COMBO_1_1_2", "DOUBLE_1", "TOTAL_4",
+                 "SINGLE_1", "SINGLE_2"):
+        assert area in won, area
+    assert "BIG" not in won and "ODD" not in won
+    out = client.outputs()
+    assert out["solenoid"]["on_count"] >= 3
+    assert max(out["solenoid"]["on_ms"]) <= 200  # the coil's hard limit
+    assert out["bell"]["on_count"] >= 1
+
+
+def test_diag_status_recall_meters_journal(table, capsys):
+    vb, client = table
+    out = diag(vb, client, capsys, "status")
+    assert "state     idle" in out and "round 1" in out
+    assert "sha256" in out and "heap" in out
+    out = diag(vb, client, capsys, "recall", "5")
+    assert "1-1-2" in out and "PAIR_1_2" in out
+    out = diag(vb, client, capsys, "meters")
+    assert "paid" in out and "PAIR_1_2" in out
+    out = diag(vb, client, capsys, "journal", "5")
+    assert "payout" in out and out.count("journal ") == 5
+    out = diag(vb, client, capsys, "help")
+    assert "diag.status()" in out
+    out = diag(vb, client, capsys, "sensors")
+    assert "cover" in out and "key_face_6" in out
+
+
+def test_diag_moving_parts_refused_unless_fastened(table, capsys):
+    vb, client = table
+    client.cover_off()
+    client.open_clasps()
+    out = diag(vb, client, capsys, "solenoid")
+    assert "refused" in out and "clasps" in out
+    client.cover_on()
+    client.fasten_clasps()
+    time.sleep(0.2)
+    before = client.outputs()["solenoid"]["on_count"]
+    out = diag(vb, client, capsys, "solenoid")
+    assert "one pulse" in out
+    assert client.outputs()["solenoid"]["on_count"] == before + 1
+    assert "rang" in diag(vb, client, capsys, "bell")
+    out = diag(vb, client, capsys, "lamps", "5")
+    assert "channel   4  SMALL" in out and "all off" in out
+    client.cover_off()
+    client.open_clasps()
+
+
+def test_journal_pulled_and_read_on_the_host(table, capsys, tmp_path):
+    vb, client = table
+    f = tmp_path / "journal.bin"
+    out = diag(vb, client, capsys, "status", "--pull-journal", str(f))
+    assert "records" in out and f.stat().st_size > 0
+    assert main(["journal", str(f), "--table", TABLE, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rounds = {r["round"]: r for r in data["recall"]}
+    assert rounds[1]["dice"] == [1, 1, 2] and rounds[1]["status"] == "paid"
+    diags = [line for line in data["records_listed"]]
+    assert diags == []  # --records not asked
+
+
+def test_power_cut_mid_round_is_recovered(table, capsys):
+    vb, client = table
+    open_betting(client)
+    vb.power_cut()
+    time.sleep(0.3)
+    frames = client.lamps()["frames"]
+    vb.power_on(timeout=0)
+    wait_app(client, frames)
+    out = diag(vb, client, capsys, "recall", "3")
+    # The macau tables void a round cut before the bell (resume_policy "void").
+    first = out.splitlines()[1]
+    assert "void" in first and "power cut" in first, out
+    out = diag(vb, client, capsys, "status")
+    assert "state     idle" in out
+    # And the table plays on, with the next round id.
+    won = play(client, (6, 6, 6))
+    assert "TRIPLE_6" in won and "BIG" not in won
+
+
+def test_mpremote_sees_a_board(table):
+    vb, _client = table
+    exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    r = subprocess.run([exe, "connect", vb.port, "exec",
+                        "import sys; print(sys.implementation.name, sys.path)"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "micropython" in r.stdout and "/lib" in r.stdout
