@@ -41,8 +41,14 @@ test-mp: setup
 # Every gate; make stops at the first that fails.
 test: lint mpy-check typecheck test-py test-mp
 
+# Figures, not pass/fail. The controller bench runs at 110k (where it shows
+# how far the 64-bit port is from fitting) and at 220k, the 64-bit equivalent.
 bench: setup
 	$(MPY) bench/bench_settle.py
+	$(BIN)/python -c "from host_tools.mprun import compile_trees; compile_trees()"
+	-$(MPY) bench/bench_controller.py
+	$(BIN)/micropython -X heapsize=220k bench/bench_controller.py
+	$(BIN)/python bench/bench_deploy.py
 
 soak: setup
 	@echo "soak: see the Reliability section of README.md"
