@@ -47,9 +47,12 @@ for _p in (MPY + "/device", MPY + "/sim"):
 
 import machine  # noqa: E402  (the simulated one, from build/mpy/sim)
 
-import app  # noqa: E402
-from journal_store import JournalStore  # noqa: E402
 from sicbo import events as E  # noqa: E402
+
+# The controller's modules are imported after the files are parsed (as
+# shell.start() does on the board: the lowest start-up peak).
+app = None
+JournalStore = None
 
 
 def heap():
@@ -88,15 +91,21 @@ def fresh_folder():
 
 class Soak:
     def __init__(self, folder):
-        import appboot
+        global app, JournalStore
+        import shell
 
         machine.sim_reset(ticks=1000)
-        self.board, self.cfg = appboot.load(BOARD_FILE, TABLE_FILE)
+        self.board, self.cfg = shell.load(BOARD_FILE, TABLE_FILE)
         from sicbo import settle
 
         self.table = settle.SettlementTable(self.cfg)
-        del appboot, settle
-        app.unload_boot()
+        del settle
+        shell.unload_boot(shell.PARSERS)
+        import app as _app
+        from journal_store import JournalStore as _JS
+
+        app = _app
+        JournalStore = _JS
         b = self.board
         self.gpio = bytearray(p for _s, p, _pull, _inv in b.inputs)
         self.inv = bytearray(1 if i else 0 for _s, _p, _pull, i in b.inputs)
