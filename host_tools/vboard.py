@@ -37,6 +37,12 @@ port look like a board:
   reboot; an interpreter that cannot run at all turns the board off (reported).
   As on a board, bytes sent while it resets are lost: after ``mpremote
   reset``, wait for the reboot (``hard_resets`` counts them).
+* Output never holds the board up when nobody listens, as a UART's: while
+  nobody has the serial port open (the relay does not hold its slave end, so
+  the master tells), what the board prints is dropped at once; a connection
+  gets it flow-controlled (up to ``HOST_BACKLOG`` bytes waiting); a port held
+  open but not read for ``HOST_STALL`` s drops it too, until the host sends
+  something or the port is opened again.
 * Power cut (``VirtualBoard.power_cut()``): the interpreter is killed and the
   serial port disappears (as a USB board's does: an open connection breaks,
   the link is removed) until ``power_on()``, which brings a new pty behind
@@ -95,6 +101,9 @@ SOFT_REBOOT = b"MPY: soft reboot\r\n"
 # dropped (a UART's) until the host sends something.
 HOST_BACKLOG = 1 << 16
 HOST_STALL = 1.0
+# While nobody holds the serial port open, output is dropped at once (no flow
+# control, no stall); the relay looks for the port's opening this often.
+DETACHED_POLL = 0.02
 _MARK = b"\x1b_vboard:"
 _MARK_END = b"\x1b\\"
 
@@ -329,7 +338,7 @@ class VirtualBoard:
         self._cmds = queue.Queue()
         self._ready = threading.Event()
         self._stopped = threading.Event()
-        self._outer_master = self._outer_slave = None
+        self._outer_master = None
         self._wake_r = self._wake_w = None
 
     # -- public API ---------------------------------------------------------
@@ -464,11 +473,16 @@ class VirtualBoard:
         self.frozen = out
 
     def _open_port(self):
-        """The serial port appears (USB plugged in / board powered)."""
-        self._outer_master, self._outer_slave = os.openpty()
-        _set_raw(self._outer_slave, isig=False)
+        """The serial port appears (USB plugged in / board powered). Its slave
+        end is set up, then closed: the relay must not hold it open, or it
+        could not tell that nobody does (_Relay.port_attached)."""
+        self._outer_master, slave = os.openpty()
+        try:
+            _set_raw(slave, isig=False)
+            self.pty = os.ttyname(slave)
+        finally:
+            os.close(slave)
         os.set_blocking(self._outer_master, False)
-        self.pty = os.ttyname(self._outer_slave)
         try:
             if os.path.islink(self.link) or os.path.exists(self.link):
                 os.remove(self.link)
@@ -480,18 +494,30 @@ class VirtualBoard:
 
     def _close_port(self):
         """The serial port disappears (power cut): an open connection breaks."""
-        for fd in (self._outer_master, self._outer_slave):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self._outer_master = self._outer_slave = None
+        if self._outer_master is not None:
+            try:
+                os.close(self._outer_master)
+            except OSError:
+                pass
+        self._outer_master = None
         try:
             if os.path.islink(self.link) and os.readlink(self.link) == self.pty:
                 os.remove(self.link)
         except OSError:
             pass
+
+    def _flush_port_input(self):
+        """Drop what waits unread in the serial port (the slave's input)."""
+        try:
+            fd = os.open(self.pty, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        except (OSError, TypeError):
+            return
+        try:
+            termios.tcflush(fd, termios.TCIFLUSH)
+        except termios.error:
+            pass
+        finally:
+            os.close(fd)
 
     def _start_table(self):
         if not self.want_table:
@@ -552,6 +578,9 @@ class _Relay:
         self.child_said_nothing = False
         self.host_progress = 0.0     # when the host last took output
         self.unheard = False         # nobody reads: output dropped, no flow control
+        self.attached = False        # somebody holds the serial port open
+        self.poller = None           # poll object on the outer master (poll_fd)
+        self.poll_fd = None
         self.pasting = False         # the host is sending code in raw-paste mode
         self.pasted_running = False  # that code runs (Ctrl-C becomes SIGINT)
         self.tail = b""              # recent output, for the REPL mode
@@ -802,6 +831,39 @@ class _Relay:
             except (ProcessLookupError, PermissionError):
                 pass
 
+    def port_attached(self, om):
+        """True while somebody holds the serial port (the outer pty's slave)
+        open. The relay does not keep it open itself, so that the master
+        tells: POLLHUP once its last holder closes it. Input the host sent
+        just before closing is still taken."""
+        if om is None:
+            self.attached = False
+            return False
+        if self.poll_fd != om:
+            self.poller = select.poll()
+            self.poller.register(om, select.POLLIN)
+            self.poll_fd = om
+        ev = 0
+        for _fd, e in self.poller.poll(0):
+            ev |= e
+        attached = not ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+        if not attached and ev & select.POLLIN:
+            while True:
+                try:
+                    data = os.read(om, 65536)
+                except OSError:
+                    break
+                if not data:
+                    break
+                self.from_host(data)
+        if attached and not self.attached:
+            # A new connection (mpremote, a terminal that only reads): it
+            # gets what the board prints from now on, flow-controlled.
+            self.unheard = False
+            self.host_progress = time.monotonic()
+        self.attached = attached
+        return attached
+
     # ---- loop ----
     def run(self):
         vb = self.vb
@@ -810,18 +872,27 @@ class _Relay:
                 if self.handle_commands():
                     break
                 om = vb._outer_master
-                rl = [vb._wake_r] + ([om] if om is not None else [])
+                attached = self.port_attached(om)
+                if not attached:
+                    # Nobody has the serial port open: what the board prints
+                    # is lost at once, as a UART's (a pty would keep it, and
+                    # hold the interpreter once full). The relay cannot wait
+                    # on the port's opening: it looks again at least every
+                    # DETACHED_POLL s.
+                    self.to_host = bytearray()
+                rl = [vb._wake_r] + ([om] if attached else [])
                 wl = []
                 if self.inner is not None:
                     if len(self.to_host) < HOST_BACKLOG:
                         rl.append(self.inner)  # else the interpreter waits (flow control)
                     if self.to_child:
                         wl.append(self.inner)
-                if self.to_host and om is not None:
+                if self.to_host and attached:
                     wl.append(om)
                 waiting = self.state in (self.PROMPT, self.HIDE) and self.prompt_seen
+                timeout = 0.1 if attached or om is None else DETACHED_POLL
                 try:
-                    r, w, _ = select.select(rl, wl, [], 0.005 if waiting else 0.1)
+                    r, w, _ = select.select(rl, wl, [], 0.005 if waiting else timeout)
                 except InterruptedError:
                     continue
                 if waiting:
@@ -860,22 +931,22 @@ class _Relay:
                         del self.to_host[:n]
                         if n:
                             self.host_progress = time.monotonic()
-                    except BlockingIOError:
+                    except (BlockingIOError, InterruptedError):
                         pass
+                    except OSError:  # closed in the meantime: lost
+                        self.to_host = bytearray()
                 if self.unheard:
                     self.to_host = bytearray()
-                elif self.to_host and om is not None \
+                elif self.to_host and attached \
                         and time.monotonic() - self.host_progress > HOST_STALL:
-                    # Nobody reads the port: what a UART sends then is lost,
-                    # until the host speaks again. Without this the app would
-                    # be held up, and a tool connecting later would first wade
-                    # through everything printed in the meantime.
+                    # The port is open but nobody reads it (a tool stopped
+                    # without closing it): what a UART sends then is lost,
+                    # until the host speaks or the port is opened again.
+                    # Without this the app would be held up, and the reader
+                    # would first wade through everything printed meanwhile.
                     self.unheard = True
                     self.to_host = bytearray()
-                    try:
-                        termios.tcflush(vb._outer_slave, termios.TCIFLUSH)
-                    except termios.error:
-                        pass
+                    vb._flush_port_input()
                 if self.child is not None and self.child.poll() is not None:
                     self.child_gone()
         except Exception as e:  # a bug in the relay: say so, leave nothing running

@@ -353,6 +353,56 @@ def test_output_nobody_reads_is_dropped_and_a_reader_gets_everything(vb):
     clean(vb)
 
 
+CHATTY_MAIN_PY = """
+import time
+t0 = last = time.ticks_ms()
+n = gap = 0
+while time.ticks_diff(last, t0) < 2500:
+    for k in range(20):
+        print('journal %6d round 1 ..........................................' % n)
+    n += 1
+    time.sleep_ms(2)
+    now = time.ticks_ms()
+    gap = max(gap, time.ticks_diff(now, last))
+    last = now
+f = open('/chatty.txt', 'w')
+f.write('%d %d' % (n, gap))
+f.close()
+while True:
+    print('tick %d' % n)
+    n += 1
+    time.sleep_ms(20)
+"""
+
+
+def test_a_board_printing_with_its_port_closed_never_stalls(vb):
+    # A UART never blocks: with nobody holding the port open, what the board
+    # prints (here ~400 KB/s, far more than the ptys buffer) is lost at once
+    # and the app runs on, as after a deploy the firmware does; a terminal
+    # opened later shows what the board prints from then on.
+    import serial
+
+    clean(vb)
+    with open(os.path.join(vb.fs, "main.py"), "w") as f:
+        f.write(CHATTY_MAIN_PY)
+    mpr(vb, "exec", "print(1)")  # a tool came and went, as deploy's do
+    vb.restart(timeout=0)
+    assert wait_for(lambda: os.path.exists(os.path.join(vb.fs, "chatty.txt")), timeout=8)
+    time.sleep(0.1)
+    n, gap = map(int, open(os.path.join(vb.fs, "chatty.txt")).read().split())
+    assert gap < 400, "the board stalled %d ms printing to a closed port" % gap
+    assert n > 100
+    with serial.Serial(vb.port, 115200, timeout=0.2) as s:  # a terminal that only reads
+        got = b""
+        end = time.monotonic() + 3
+        while got.count(b"tick") < 5 and time.monotonic() < end:
+            got += s.read(1000)
+    assert got.count(b"tick") >= 5, got[-300:]
+    assert mpr(vb, "exec", "print(6 * 7)").stdout.strip() == "42"
+    os.remove(os.path.join(vb.fs, "chatty.txt"))
+    clean(vb)
+
+
 def test_ctrl_c_interrupts_code_sent_in_raw_paste_mode(vb):
     # mpremote sends all code in raw-paste mode; the next connection's Ctrl-C
     # must stop it, as on a board
