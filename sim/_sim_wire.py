@@ -6,8 +6,12 @@ import time
 import machine as _m
 from machine import _FLOAT, _MP, _NPINS, _VALID, _ext, _update, _wframe
 
-_wbuf = b""
+# Bytes received but not yet handled, in a preallocated buffer (a new string
+# per receive fragmented the app's heap on the virtual board).
+_wbuf = bytearray(1024)
+_wlen = 0
 _wpoll = None
+_RECV = 256  # small reads: a large one needs a large free block
 
 
 def _whandle(kind, pl):
@@ -30,26 +34,34 @@ def _whandle(kind, pl):
 
 def _wpoll_in(wait_ms=0):
     # Read what the table sent; returns True once a 'Y' has been seen.
-    global _wbuf
+    global _wbuf, _wlen
     synced = False
     while _m._wire is not None and _wpoll.poll(wait_ms):
         wait_ms = 0
         try:
-            data = _m._wire.recv(4096)
+            data = _m._wire.recv(_RECV)
         except OSError:
             data = b""
         if not data:
             _m._wire = None
             print("machine(sim): the simulated table closed the wire")
             break
-        _wbuf = _wbuf + data
-        while len(_wbuf) >= 3:
-            n = (_wbuf[1] << 8) | _wbuf[2]
-            if len(_wbuf) < 3 + n:
+        k = len(data)
+        if _wlen + k > len(_wbuf):  # a frame longer than the buffer: grow once
+            _wbuf = _wbuf[:_wlen] + bytearray(_wlen + k)
+        _wbuf[_wlen:_wlen + k] = data
+        _wlen += k
+        i = 0
+        while _wlen - i >= 3:
+            n = (_wbuf[i + 1] << 8) | _wbuf[i + 2]
+            if _wlen - i < 3 + n:
                 break
-            if _whandle(_wbuf[0], _wbuf[3:3 + n]):
+            if _whandle(_wbuf[i], bytes(_wbuf[i + 3:i + 3 + n])):
                 synced = True
-            _wbuf = _wbuf[3 + n:]
+            i += 3 + n
+        if i:
+            _wbuf[0:_wlen - i] = _wbuf[i:_wlen]
+            _wlen -= i
     return synced
 
 
