@@ -125,6 +125,18 @@ def _strip(text):
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
+def wait_app(client, frames_before, timeout=30.0):
+    """Until the app runs: the lamp adapter latches an all-off frame when it is
+    made, the controller latches its own once the journal is replayed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.lamps()["frames"] >= frames_before + 2:
+            time.sleep(0.5)  # its polling tasks start
+            return
+        time.sleep(0.05)
+    raise UsageError("the app did not start on the virtual board (see its console above)")
+
+
 class Dealer:
     """Plays rounds through the simulated table's control channel."""
 
@@ -166,6 +178,8 @@ class Dealer:
         time.sleep(0.2)
         self.step("shake")
         self.press("shake")
+        if not self.wait_lamp("PLACE_BETS", timeout=6.0):
+            self.press("shake")  # as a dealer would, if the table was not ready
         if not self.wait_lamp("PLACE_BETS"):
             raise UsageError("the board did not open betting (place-bets lamp stayed off)")
         self.step("place your bets ... (lamp lit)")
@@ -217,12 +231,15 @@ def run(args):
         vb.start()
         out("virtual board: %s (mpremote connect %s), table control %s"
             % (vb.pty, vb.port, vb.control))
-        report = deploy(vb.port, args.board, args.table, log=lambda t: out("deploy: " + t))
-        out("deploy: " + report.summary())
-        console = Console(vb.port, out)
-        console.start()
         rng = random.Random(args.seed)
         with TableClient(vb.control) as client:
+            frames = client.lamps()["frames"]
+            report = deploy(vb.port, args.board, args.table,
+                            log=lambda t: out("deploy: " + t))
+            out("deploy: " + report.summary())
+            console = Console(vb.port, out)
+            console.start()
+            wait_app(client, frames)
             dealer = Dealer(client, names, args.pace, rng, out)
             n = 0
             while not args.rounds or n < args.rounds:
