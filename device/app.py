@@ -288,33 +288,19 @@ async def _main(ctl):
     else:
         ids = [-1, -1, -1]
 
-    async def inputs(task):
+    async def every(step, task, period_ms):
+        # One task of the app: a pass, the watchdog told, then sleep (less
+        # when the pass asks to be called sooner, as the solenoid train does).
         while True:
             now = time.ticks_ms()
-            ctl.poll(now)
+            wait = step(now)
             if wd is not None:
                 wd.alive(task, now)
-            await asyncio.sleep_ms(POLL_MS)
+            await asyncio.sleep_ms(wait if wait is not None and wait < period_ms else period_ms)
 
-    async def actuators(task):
-        while True:
-            now = time.ticks_ms()
-            wait = ctl.actuators(now)
-            if wd is not None:
-                wd.alive(task, now)
-            await asyncio.sleep_ms(wait if wait < POLL_MS else POLL_MS)
-
-    async def reader(task):
-        while True:
-            now = time.ticks_ms()
-            ctl.read_reader(now)
-            if wd is not None:
-                wd.alive(task, now)
-            await asyncio.sleep_ms(READER_MS)
-
-    asyncio.create_task(inputs(ids[0]))
-    asyncio.create_task(actuators(ids[1]))
-    asyncio.create_task(reader(ids[2]))
+    asyncio.create_task(every(ctl.poll, ids[0], POLL_MS))
+    asyncio.create_task(every(ctl.actuators, ids[1], POLL_MS))
+    asyncio.create_task(every(ctl.read_reader, ids[2], READER_MS))
     while True:
         # Fed only while every task has reported alive within its deadline.
         if wd is not None:
