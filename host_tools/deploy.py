@@ -579,7 +579,9 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
                 len(changed), report.bytes_copied, len(report.removed), len(files)))
     hook("verified")
     if reset:
-        mp.run("reset")
+        # The board's clock from this computer's: journal records carry the
+        # wall-clock time only once the RTC has been set (it survives the reset).
+        mp.run("rtc", "--set", "+", "reset")
         log("board reset: the app starts")
         time.sleep(settle)
     report.mpremote_runs = mp.runs

@@ -90,6 +90,7 @@ DEFAULT_BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 # virtual board still boots and mpremote's fs helpers and deploy work (107 KiB
 # free at the REPL), but the whole app does not fit, as it would not on an
 # ESP32 with half its RAM.
+RTC_FILE = ".rtc"  # the simulated RTC's offset from the host clock (sim/_sim_rtc.py)
 DEFAULT_HEAP = "220k"
 # Exit status by which the interpreter asks for a hard reset (machine.reset()).
 RESET_EXIT = 233
@@ -342,7 +343,21 @@ class VirtualBoard:
         self._wake_r = self._wake_w = None
 
     # -- public API ---------------------------------------------------------
+    @property
+    def rtc_file(self):
+        """Where the simulated RTC survives resets (not power cuts): a file in
+        the board's filesystem (the interpreter sees only that), deleted here
+        at power-on and on a power cut."""
+        return os.path.join(self.fs, RTC_FILE)
+
+    def _rtc_lost(self):
+        try:
+            os.remove(self.rtc_file)
+        except OSError:
+            pass
+
     def start(self, timeout=10):
+        self._rtc_lost()  # power-on: an ESP32 without a battery has no time yet
         os.makedirs(self.fs, exist_ok=True)
         self._boot_script = os.path.join(self.folder, "_vboot.py")
         with open(self._boot_script, "w", encoding="utf-8") as f:
@@ -543,6 +558,7 @@ class VirtualBoard:
             env["SICBO_SIM_WIRE"] = self.wire
         else:
             env.pop("SICBO_SIM_WIRE", None)
+        env["SICBO_SIM_RTC"] = "/" + RTC_FILE  # a path on the board's filesystem
         args = self.command + ["-X", "heapsize=%s" % self.heap, "-i", self._boot_script,
                                kind, self.fs, self.frozen]
         try:
@@ -966,6 +982,7 @@ class _Relay:
                 return stop
             if name == "power_cut":
                 self.kill()
+                self.vb._rtc_lost()
                 self.state = self.OFF
                 self.vb._close_port()
                 self.pending = bytearray()

@@ -1,7 +1,17 @@
 # Part of the simulated `machine` (sim/machine.py): the RTC, loaded on first
 # use of machine.RTC. Counts on the sim clock from 2000-01-01 00:00:00.
+import os
+import time
+
 import machine as _m
 from machine import _int_arg, _tdiff
+
+# The virtual board keeps the RTC across resets, as an ESP32's RTC survives a
+# software reset (it is lost with the power: the relay then deletes the file).
+# SICBO_SIM_RTC names a file (on the board's filesystem: /.rtc on the virtual
+# board) holding the RTC's offset from the host clock.
+_KEEP = os.getenv("SICBO_SIM_RTC") if hasattr(os, "getenv") else None
+_UNIX_2000 = 946684800  # 2000-01-01 in the host's seconds since 1970
 
 _rtc_base = 0     # seconds since 2000-01-01 at _rtc_ticks
 _rtc_ticks = 0
@@ -65,9 +75,31 @@ class RTC:
         _rtc_base = _days(y, m, d) * 86400 + dt[4] * 3600 + dt[5] * 60 + dt[6]
         _rtc_ticks = _m.sim_ticks_ms()
         _rtc_ms = 0
+        if _KEEP and _m._real:
+            try:
+                with open(_KEEP, "w") as f:
+                    f.write(str(_rtc_base - (int(time.time()) - _UNIX_2000)))
+            except OSError:
+                pass
 
     def init(self, dt):
         self.datetime(dt)
 
 
 _reset()
+
+
+def _restore():
+    global _rtc_base, _rtc_ticks
+    if not (_KEEP and _m._real):
+        return
+    try:
+        with open(_KEEP) as f:
+            offset = int(f.read())
+    except (OSError, ValueError):
+        return
+    _rtc_base = int(time.time()) - _UNIX_2000 + offset
+    _rtc_ticks = _m.sim_ticks_ms()
+
+
+_restore()

@@ -179,6 +179,8 @@ def test_journal_pulled_and_read_on_the_host(table, capsys, tmp_path):
     data = json.loads(capsys.readouterr().out)
     rounds = {r["round"]: r for r in data["recall"]}
     assert rounds[1]["dice"] == [1, 1, 2] and rounds[1]["status"] == "paid"
+    # deploy set the board's clock, and it survived the reset: a wall time.
+    assert rounds[1]["started"]["wall"].startswith(time.strftime("%Y-", time.gmtime()))
     diags = [line for line in data["records_listed"]]
     assert diags == []  # --records not asked
 
