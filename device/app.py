@@ -201,8 +201,18 @@ class Controller:
             elif kind == FAULT:
                 self.handle(E.EV_FAULT, _SIGNAL_EVENTS[k + 2], now)
             elif kind == RECOVER and sig < _LEVEL_SIGNALS and sig != 3:
-                # The sensor settled: tell the machine its level now.
-                self.handle(on_1 if ev[2] else on_0, 0, now)
+                # The sensor settled: tell the machine its level now, unless it
+                # has it already (re-stating it would journal a supervisor key
+                # turn, or a cover violation, that never happened).
+                m = self.m
+                if sig == _SUPERVISOR:
+                    known = m.supervisor
+                elif sig == 0:
+                    known = m.cover
+                else:
+                    known = m.clasp_l if sig == 1 else m.clasp_r
+                if ev[2] != known:
+                    self.handle(on_1 if ev[2] else on_0, 0, now)
         if self.timer_on and time.ticks_diff(now, self.deadline) >= 0:
             self.timer_on = False
             self.handle(E.EV_TIMER, 0, now)

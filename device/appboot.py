@@ -197,6 +197,13 @@ def boot(ctl, now, config_id=b""):
     wall = ctl.wall.seconds(now)
     n = m.resume(rp, now, wall, sw.level(0), sw.level(1), sw.level(2), sw.level(4))
     ctl._drain(n, now)
+    if len(store.segs) > store.max_files:
+        # Each boot opens a segment and only rotation deletes: a board that
+        # keeps resetting (a boot loop) would grow its journal, and the list
+        # of segments in the heap, without end. Rotate: a meters checkpoint
+        # heads the new segment, then the oldest go. Not at every boot, which
+        # would spend a checkpoint on every reset (each sicbo diag is one).
+        store.rotate(m.open_seq)
     if config_id and bytes(rp.config_id) != config_id:
         m._begin(now, wall)
         c = config_id

@@ -50,6 +50,10 @@ class JournalStore:
         self.checkpoint = checkpoint
         self.segment_bytes = segment_bytes
         self.max_segments = max(2, max_segments)
+        # Boots open segments that rarely fill: beyond this many files the
+        # next rotation deletes the oldest too (littlefs spends a block on
+        # each file), however few bytes they hold.
+        self.max_files = 4 * self.max_segments
         try:
             os.mkdir(folder)
         except OSError:
@@ -144,8 +148,9 @@ class JournalStore:
 
     def prune(self, keep_seq=0):
         """Delete the oldest segments while the journal holds more than its
-        budget of segment_bytes * max_segments. In bytes, not in segments:
-        every boot starts a segment, and resets must not push history out."""
+        budget of segment_bytes * max_segments, or more than max_files files.
+        In bytes first: every boot starts a segment, and a few resets must not
+        push history out; the file cap bounds a boot loop."""
         segs = self.segs
         # The newest segment that has records is never deleted.
         newest = len(segs) - 1
@@ -153,7 +158,7 @@ class JournalStore:
             newest -= 1
         total = self.total_bytes()
         budget = self.segment_bytes * self.max_segments
-        while total > budget and newest > 0:
+        while (total > budget or len(segs) > self.max_files) and newest > 0:
             nxt = segs[1]
             if nxt[1] < 0:
                 nxt[1] = _first_seq(self.read_segment(nxt[0]))

@@ -172,3 +172,17 @@ def test_chattering_cover_raises_a_fault_not_a_flood():
     assert t.ctl.events - before < 5
     assert t.state() == E.ST_IDLE  # the round was voided by the fault
     t.close()
+
+
+def test_a_boot_loop_keeps_the_journal_bounded():
+    # Every boot opens a journal segment; a board that keeps resetting must
+    # not grow its journal (and the list of segments in its heap) for ever.
+    t = Table()
+    t.play(1, 2, 3)
+    for _ in range(20):
+        t = reboot(t)
+    assert len(t.store.segments()) <= t.store.max_files + 1
+    # The meters of the paid round survive the segments that went.
+    assert t.ctl.recall.meters.get("paid") == 1
+    assert t.m.round == 1 and t.state() == E.ST_IDLE
+    t.close()

@@ -20,13 +20,6 @@ STATES = ("idle", "shaking", "open", "closed", "result", "paying")
 DEBOUNCE = 20  # appkit's board: debounce_ms, chatter_limit, chatter_window_ms
 LIMIT = 10
 WINDOW = 1000
-# Known defect (reported, issue 5): when a chattering supervisor switch
-# settles, Controller.poll re-states its level to the machine even when the
-# machine has that level already, so a switch that settles off journals a
-# J_SUPERVISOR "key off" that never happened. The fix is in device/app.py
-# (give the machine a settled level only if it differs from m.supervisor,
-# m.cover, m.clasp_l, m.clasp_r); set this to False once it is in.
-PHANTOM_SUPERVISOR_OFF = True
 
 
 def tick(t, ms):
@@ -178,10 +171,8 @@ def check_chatter(t, st, i):
     t.run(WINDOW + 50)
     assert not t.hw.switches.faulted(i), INPUT_SIGNALS[i]
     recs = new_records(t, seq)
-    if PHANTOM_SUPERVISOR_OFF and INPUT_SIGNALS[i] == "supervisor":
-        assert [(r.type, r.p(0)) for r in recs] in ([], [(E.J_SUPERVISOR, 0)]), recs
-    else:
-        assert recs == [], (st, INPUT_SIGNALS[i], recs)
+    # A settled supervisor switch must not journal a key turn that never was.
+    assert recs == [], (st, INPUT_SIGNALS[i], recs)
     assert t.state() == state
     clear_faults(t)
 
