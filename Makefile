@@ -50,8 +50,14 @@ bench: setup
 	$(BIN)/micropython -X heapsize=220k bench/bench_controller.py
 	$(BIN)/python bench/bench_deploy.py
 
+# The long runs of the reliability campaign (about 25 minutes; figures and what
+# they prove: README.md, Reliability). `make test` runs short versions of each.
 soak: setup
-	@echo "soak: see the Reliability section of README.md"
+	SICBO_SOAK_HEAP=220k $(BIN)/python bench/soak.py 100000 5 0
+	SICBO_SOAK_HEAP=400k $(BIN)/python bench/soak.py 100000
+	$(BIN)/python bench/powercut_vboard.py --rounds 1000
+	SICBO_FUZZ_EXAMPLES=20000 SICBO_STATEFUL_EXAMPLES=2000 $(BIN)/pytest -s \
+	    tests/host/test_fuzz.py tests/host/test_round_stateful.py
 
 clean:
 	rm -rf $(VENV) typings build .pytest_cache .mypy_cache .ruff_cache .hypothesis
