@@ -22,18 +22,8 @@ import time
 _T0 = time.ticks_us()
 
 
-def _root():
-    p = sys.argv[0]
-    i = p.rfind("/")
-    d = p[:i] if i >= 0 else "."
-    i = d.rfind("/")
-    return d[:i] if i >= 0 else "."
+from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE  # noqa: E402, F401
 
-
-ROOT = _root()
-MPY = ROOT + "/build/mpy"
-BOARD_FILE = ROOT + "/board_config/boards/virtual.json"
-TABLE_FILE = ROOT + "/board_config/tables/macau-2004.json"
 STEP_MS = 5  # app.POLL_MS
 
 

@@ -28,18 +28,8 @@ import time
 _T0 = time.ticks_ms()
 
 
-def _root():
-    p = sys.argv[0]
-    i = p.rfind("/")
-    d = p[:i] if i >= 0 else "."
-    i = d.rfind("/")
-    return d[:i] if i >= 0 else "."
+from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE  # noqa: E402, F401
 
-
-ROOT = _root()
-MPY = os.getenv("SICBO_MPY_ROOT") or (ROOT + "/build/mpy")
-BOARD_FILE = ROOT + "/board_config/boards/virtual.json"
-TABLE_FILE = ROOT + "/board_config/tables/macau-2004.json"
 MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
 
 for _p in (MPY + "/device", MPY + "/sim"):
