@@ -186,3 +186,101 @@ def test_a_boot_loop_keeps_the_journal_bounded():
     assert t.ctl.recall.meters.get("paid") == 1
     assert t.m.round == 1 and t.state() == E.ST_IDLE
     t.close()
+
+
+def _to_result(t):
+    t.open_round()
+    t.press("key_bell")
+    t.run(1500)
+    t.set("cover", 0)
+    t.set("clasp_left", 0)
+    t.set("clasp_right", 0)
+    t.run(60)
+    assert t.state() == E.ST_RESULT
+
+
+def test_dome_covered_before_payout_is_a_violation_through_the_pins():
+    t = Table()
+    _to_result(t)
+    t.enter(4, 5, 6)
+    t.set("cover", 1)  # Art. 4: not before every winning bet is paid
+    t.run(60)
+    assert [r.p(0) for r in t.journal() if r.type == E.J_VIOLATION] == [
+        E.R_COVER_BEFORE_PAYOUT]
+    assert "ALARM" in t.lit() and t.state() == E.ST_PAYING
+    # No next round until payout is confirmed.
+    t.set("clasp_left", 1)
+    t.set("clasp_right", 1)
+    t.run(60)
+    t.press("shake")
+    assert t.state() == E.ST_PAYING and machine.sim_on_time(SOLENOID) == [60, 60, 60]
+    t.press("key_payout")
+    assert t.state() == E.ST_IDLE
+    t.close()
+
+
+def test_correction_only_under_the_supervisor_key_through_the_pins():
+    t = Table()
+    _to_result(t)
+    t.enter(1, 2, 3)
+    t.enter(1, 2, 4)  # a second result without the key: refused
+    assert t.m.dice == bytearray((1, 2, 3))
+    refused = [r.p(0) for r in t.journal() if r.type == E.J_REFUSED]
+    assert E.R_SECOND_RESULT in refused
+    t.set("supervisor", 1)
+    t.run(60)
+    t.enter(1, 2, 4)
+    corr = [r for r in t.journal() if r.type == E.J_CORRECTION]
+    assert len(corr) == 1 and corr[0].dice(0) == (1, 2, 3) and corr[0].dice(3) == (1, 2, 4)
+    assert "SINGLE_4" in t.lit() and "SINGLE_3" not in t.lit()
+    assert t.m.dice == bytearray((1, 2, 4))
+    t.close()
+
+
+def test_void_with_each_reason_key_through_the_pins():
+    for face, reason in ((1, E.V_STACKED), (2, E.V_LEANING), (3, E.V_OTHER)):
+        t = Table()
+        _to_result(t)
+        t.press("key_void")
+        t.press("key_face_%d" % face)
+        t.press("key_confirm")
+        voids = [r for r in t.journal() if r.type == E.J_VOID]
+        assert len(voids) == 1 and voids[0].p(0) == reason
+        assert t.state() == E.ST_IDLE and "VOID" in t.lit()
+        assert not [r for r in t.journal() if r.type == E.J_RESULT]
+        t.close()
+
+
+def test_void_refused_while_the_cover_is_on():
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    t.press("key_void")
+    assert t.state() == E.ST_CLOSED
+    assert not [r for r in t.journal() if r.type == E.J_VOID]
+    t.close()
+
+
+def test_dice_keys_refused_outside_result_entry():
+    t = Table()
+    t.open_round()
+    for d in (1, 2, 3):
+        t.press("key_face_%d" % d)
+    t.press("key_confirm")
+    assert t.state() == E.ST_OPEN
+    assert not [r for r in t.journal() if r.type == E.J_RESULT]
+    t.close()
+
+
+def test_reader_dice_out_of_range_refused():
+    from sicbo import dicereader
+
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    # A well-formed line with a valid checksum, but a die that shows 7.
+    machine.sim_uart_inject(2, dicereader.line(1, 2, 2, 7))
+    t.run(60)
+    assert t.ctl.reader.ok == 0 and t.ctl.reader.bad_dice == 1
+    assert not [r for r in t.journal() if r.type == E.J_READER]
+    t.close()
