@@ -22,7 +22,7 @@ import time
 _T0 = time.ticks_us()
 
 
-from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE  # noqa: E402, F401
+from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE, fresh_folder  # noqa: E402, F401
 
 STEP_MS = 5  # app.POLL_MS
 
@@ -34,16 +34,6 @@ def heap():
 
 def kib(n):
     return "%6.1f KiB" % (n / 1024)
-
-
-def fresh_folder():
-    path = "/tmp/sicbo-bench-%d" % (os.getpid() if hasattr(os, "getpid") else 0)
-    try:
-        os.mkdir(path)
-    except OSError:
-        for name in os.listdir(path):
-            os.remove(path + "/" + name)
-    return path
 
 
 class Rig:
@@ -165,7 +155,7 @@ def main():
     machine.sim_attach_595(board.lamps["spi"], board.lamps["latch"], table.row_bytes)
     hw = appboot.build_hardware(board, table.row_bytes, ticks_ms=machine.sim_ticks_ms)
     hw.all_off()
-    store = journal_store.JournalStore(fresh_folder())
+    store = journal_store.JournalStore(fresh_folder("bench"))
     ctl = app.Controller(cfg, board, hw, store, app.WallClock(RTC()), log=None, table=table)
     t = time.ticks_us()
     ctl.boot(machine.sim_ticks_ms(), b"bench!")

@@ -28,7 +28,7 @@ import time
 _T0 = time.ticks_ms()
 
 
-from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE  # noqa: E402, F401
+from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE, fresh_folder  # noqa: E402, F401
 
 MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
 
@@ -66,17 +66,6 @@ class Rng:
 
     def below(self, n):
         return self.next() % n
-
-
-def fresh_folder():
-    # Unique per run (the unix port has no os.getpid): two soaks may run at once.
-    path = "/tmp/sicbo-soak-%d-%d" % (int(time.time()), time.ticks_us() & 0xFFFFFF)
-    try:
-        os.mkdir(path)
-    except OSError:
-        for name in os.listdir(path):
-            os.remove(path + "/" + name)
-    return path
 
 
 class Soak:
@@ -382,7 +371,7 @@ def main():
         sys.exit(2)
     rng = Rng(seed)
     x = Expect()
-    s = Soak(fresh_folder())
+    s = Soak(fresh_folder("soak"))
     s.trim_sim()
     base_heap = heap()
     mem_errors = 0

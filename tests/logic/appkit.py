@@ -165,14 +165,18 @@ class Table:
             self.press("key_face_%d" % d)
         self.press("key_confirm")
 
-    def play(self, d1, d2, d3):
-        """A whole round from idle to payout complete."""
+    def to_result(self):
+        """From idle to result entry: shake, bell, cover and clasps off."""
         self.open_round()
         self.press("key_bell")
         self.set("cover", 0)
         self.set("clasp_left", 0)
         self.set("clasp_right", 0)
         self.run(60)
+
+    def play(self, d1, d2, d3):
+        """A whole round from idle to payout complete."""
+        self.to_result()
         self.enter(d1, d2, d3)
         self.press("key_payout")
 

@@ -188,20 +188,10 @@ def test_a_boot_loop_keeps_the_journal_bounded():
     t.close()
 
 
-def _to_result(t):
-    t.open_round()
-    t.press("key_bell")
-    t.run(1500)
-    t.set("cover", 0)
-    t.set("clasp_left", 0)
-    t.set("clasp_right", 0)
-    t.run(60)
-    assert t.state() == E.ST_RESULT
-
-
 def test_dome_covered_before_payout_is_a_violation_through_the_pins():
     t = Table()
-    _to_result(t)
+    t.to_result()
+    assert t.state() == E.ST_RESULT
     t.enter(4, 5, 6)
     t.set("cover", 1)  # Art. 4: not before every winning bet is paid
     t.run(60)
@@ -221,7 +211,8 @@ def test_dome_covered_before_payout_is_a_violation_through_the_pins():
 
 def test_correction_only_under_the_supervisor_key_through_the_pins():
     t = Table()
-    _to_result(t)
+    t.to_result()
+    assert t.state() == E.ST_RESULT
     t.enter(1, 2, 3)
     t.enter(1, 2, 4)  # a second result without the key: refused
     assert t.m.dice == bytearray((1, 2, 3))
@@ -240,7 +231,8 @@ def test_correction_only_under_the_supervisor_key_through_the_pins():
 def test_void_with_each_reason_key_through_the_pins():
     for face, reason in ((1, E.V_STACKED), (2, E.V_LEANING), (3, E.V_OTHER)):
         t = Table()
-        _to_result(t)
+        t.to_result()
+        assert t.state() == E.ST_RESULT
         t.press("key_void")
         t.press("key_face_%d" % face)
         t.press("key_confirm")
