@@ -9,6 +9,7 @@
 from sicbo import areas, dates
 from sicbo.errors import ConfigError, key_name
 from sicbo.settings import TableConfig
+from sicbo.signals import STATUS_LAMPS  # lamps that are not bet areas
 
 SHAKERS = ("solenoid", "electric", "manual")
 # Art. 3(3)-(4): 2003 keeps every bet of a void round; 2004 lets the players
@@ -17,8 +18,6 @@ VOID_POLICIES = ("bets_stay", "players_choose")
 # What the controller does with a round that a power cut interrupted before
 # the bell: keep betting open, or void it.
 RESUME_POLICIES = ("keep_open", "void")
-# Lamp channels that are not bet areas; the lamp board wires them like areas.
-STATUS_LAMPS = ("PLACE_BETS", "ALARM", "VOID", "PAYING")
 # Art. 7 names Big and Small; Odd and Even are the common house addition.
 _KILLABLE = ("SMALL", "BIG", "ODD", "EVEN")
 _REQUIRED_KILLS = ("SMALL", "BIG")

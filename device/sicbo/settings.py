@@ -4,12 +4,8 @@
 # objects they return stay, so their classes live here, in a module of their
 # own (a live method keeps its whole module alive).
 
-# Inputs in signal-index order: hw.switches.Switches is built with the pins in
-# this order, and its events carry these indices.
-INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor",
-                 "key_bell", "key_void", "key_payout", "key_confirm",
-                 "key_face_1", "key_face_2", "key_face_3", "key_face_4",
-                 "key_face_5", "key_face_6")
+# Inputs in signal-index order: named in sicbo/signals.py.
+from sicbo.signals import INPUT_SIGNALS  # noqa: F401
 
 
 class TableConfig:
