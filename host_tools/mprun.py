@@ -1,10 +1,13 @@
 """Run the portable logic tests on the MicroPython unix port, one interpreter
-per test file, each with an ESP32-sized heap.
+per test file, each with the board's heap.
 
-    python -m host_tools.mprun [--heap 110k] [tests/logic] [test_x.py ...]
+    python -m host_tools.mprun [--micropython EXE] [--heap N] [tests/logic] [test_x.py ...]
 
 One process per file keeps one file's garbage and fragmentation from failing
-the next (110 KiB is the heap of an ESP32 without PSRAM). The modules are
+the next. On a 32-bit interpreter (the ESP32-faithful VM, host_tools.vm32)
+every file runs at the ESP32's heap, 111,936 bytes. On the 64-bit pip port
+the logic tests run at 110k and the controller's tests at 160k, the measured
+64-bit equivalent of the board's heap (host_tools/heaps.py). The modules are
 compiled by mpy-cross first (into build/mpy, only what changed) and imported as
 .mpy, as on the board: compiling the sources inside the VM would measure the
 compiler's heap, not the firmware's (--source does that instead). Prints each
@@ -19,18 +22,16 @@ import re
 import subprocess
 import sys
 
-from host_tools import REPO
+from host_tools import REPO, heaps
 from host_tools.mpycheck import mpy_cross, sources
 
 BUILD = os.path.join(REPO, "build", "mpy")
-# The heap of an ESP32 without PSRAM, about 110 KiB, gates the logic tests.
-ESP32_HEAP = "110k"
-# The whole controller with the simulated machine needs the same heap on this
-# 64-bit port as ~110 KiB on the 32-bit ESP32: blocks (32 vs 16 bytes) and
-# pointers (8 vs 4) are twice the size (measured in bench/bench_controller.py).
-# A test file that loads the controller says so in its first lines with
+# On the 64-bit port: the logic tests at 110k; a test file that loads the
+# whole controller says so in its first lines with
 #   # mprun-heap: controller
-CONTROLLER_HEAP = "220k"
+# and gets the 64-bit stand-in for the board's heap.
+ESP32_HEAP = "110k"
+CONTROLLER_HEAP = heaps.HEAP_64_EQUIVALENT
 _DIRECTIVE = "# mprun-heap: controller"
 TREES = ("device", "sim", os.path.join("tests", "logic"))
 
@@ -38,6 +39,10 @@ _SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 
 def micropython():
+    """$SICBO_MICROPYTHON, else the venv's unix port (64-bit)."""
+    env = os.environ.get("SICBO_MICROPYTHON")
+    if env:
+        return env
     exe = os.path.join(os.path.dirname(sys.executable), "micropython")
     return exe if os.path.exists(exe) else "micropython"
 
@@ -68,19 +73,19 @@ def compile_trees(build=BUILD):
     return build
 
 
-def heap_for(folder, name, default):
+def heap_for(folder, name, default, controller=CONTROLLER_HEAP):
     """The heap a test file asks for (see CONTROLLER_HEAP), else default."""
     with open(os.path.join(REPO, folder, name), encoding="utf-8") as f:
         head = [f.readline() for _ in range(5)]
-    return CONTROLLER_HEAP if any(line.startswith(_DIRECTIVE) for line in head) else default
+    return controller if any(line.startswith(_DIRECTIVE) for line in head) else default
 
 
-def run_file(folder, name, heap, mpy_root=None):
+def run_file(folder, name, heap, mpy_root=None, exe=None):
     env = dict(os.environ)
     env.pop("SICBO_MPY_ROOT", None)
     if mpy_root:
         env["SICBO_MPY_ROOT"] = mpy_root
-    r = subprocess.run([micropython(), "-X", "heapsize=" + heap,
+    r = subprocess.run([exe or micropython(), "-X", "heapsize=" + heap,
                         os.path.join("tests", "mp_runner.py"), folder, name],
                        cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     out = r.stdout + r.stderr
@@ -96,9 +101,10 @@ def run_file(folder, name, heap, mpy_root=None):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m host_tools.mprun", description=__doc__)
-    ap.add_argument("--heap", default=ESP32_HEAP,
-                    help="heap size (default 110k, an ESP32's); files marked '%s' get %s"
-                    % (_DIRECTIVE, CONTROLLER_HEAP))
+    ap.add_argument("--micropython", default=None,
+                    help="the interpreter (default $SICBO_MICROPYTHON, else the venv's)")
+    ap.add_argument("--heap", default=None,
+                    help="heap size for every file (default: the board's, see above)")
     ap.add_argument("--source", action="store_true",
                     help="import the .py sources (compiled inside the VM) instead of .mpy")
     ap.add_argument("folder", nargs="?", default="tests/logic")
@@ -106,19 +112,26 @@ def main(argv=None):
     args = ap.parse_args(argv)
     names = args.files or sorted(n for n in os.listdir(os.path.join(REPO, args.folder))
                                  if n.startswith("test_") and n.endswith(".py"))
+    exe = args.micropython or micropython()
+    if args.heap:
+        default = controller = args.heap
+    elif heaps.is_32bit(exe):
+        default = controller = str(heaps.BOARD_HEAP)
+    else:
+        default, controller = ESP32_HEAP, CONTROLLER_HEAP
     mpy_root = None if args.source else compile_trees()
     total_pass = total_fail = 0
     for name in names:
-        heap = heap_for(args.folder, name, args.heap)
-        passed, failed, out = run_file(args.folder, name, heap, mpy_root)
+        heap = heap_for(args.folder, name, default, controller)
+        passed, failed, out = run_file(args.folder, name, heap, mpy_root, exe)
         total_pass += passed
         total_fail += failed
         status = "ok" if not failed else "FAILED"
         print("%-28s heap %-5s %4d passed %3d failed  %s" % (name, heap, passed, failed, status))
         if failed:
             print("\n".join("    " + line for line in out.rstrip().splitlines()))
-    print("MicroPython unix port, heap %s (controller tests %s), %d files, %s" % (
-        args.heap, CONTROLLER_HEAP, len(names),
+    print("MicroPython %s (%s-bit), heap %s (controller tests %s), %d files, %s" % (
+        exe, 32 if heaps.is_32bit(exe) else 64, default, controller, len(names),
         "from source" if args.source else ".mpy from mpy-cross"))
     print("%d passed, %d failed" % (total_pass, total_fail))
     return 1 if total_fail or not total_pass else 0

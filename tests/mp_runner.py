@@ -21,9 +21,16 @@ def run(folder, only):
     # them (host_tools.mprun makes it); otherwise the sources are compiled here.
     mpy = os.getenv("SICBO_MPY_ROOT") if hasattr(os, "getenv") else None
     if mpy:
-        paths = (mpy + "/device", mpy + "/sim", mpy + "/tests/logic")
+        paths = [mpy + "/device", mpy + "/sim", mpy + "/tests/logic"]
     else:
-        paths = (root + "/device", root + "/sim", folder)
+        paths = [root + "/device", root + "/sim", folder]
+    import machine  # the unix port's own, or the sim frozen into the ESP32-faithful VM
+
+    if hasattr(machine, "sim_reset"):
+        paths.pop(1)  # frozen: sim/ files would only shadow it
+    else:
+        sys.modules.pop("machine", None)
+    del machine
     for p in paths:
         if p not in sys.path:
             sys.path.insert(0, p)
