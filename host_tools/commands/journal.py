@@ -1,16 +1,30 @@
 """`sicbo journal FILE`: read a journal pulled from a table (`sicbo diag
 --pull-journal FILE`, or a copy of the board's /journal segments) with the
 firmware's own record format, replay, recall and meters: what compliance staff
-need for a disputed round, offline."""
+need for a disputed round, offline.
 
+`--json` lists every record with its fields by name (docs/journal.md, "JSON
+output"); damage (torn or corrupt bytes, CRC-valid records that their type does
+not allow) is reported as data, never acted on, never a traceback.
+`--round N --svg OUT.svg` draws round N on the table's layout
+(host_tools/layout_svg.py)."""
+
+import binascii
 import json
 import os
+import struct
 
 from host_tools.cli import UsageError
 from host_tools.rules import add_table_argument, load_table
 
 NAME = "journal"
-HELP = "decode a table's journal: records, game recall and meters"
+HELP = "decode a table's journal: records, game recall, meters, a picture of a round"
+
+SHAKERS = ("solenoid", "electric", "manual")
+VOID_POLICIES = ("bets stay", "players choose")
+RESULT_SOURCES = ("dealer", "supervisor")
+# Every round is kept on the host (the board keeps the last 10).
+ALL_ROUNDS = 1 << 30
 
 
 def add_arguments(p):
@@ -18,11 +32,16 @@ def add_arguments(p):
                    help="journal file(s) or segment files (j00000001.log ...), oldest first; "
                         "a folder means every segment in it")
     add_table_argument(p)
-    p.add_argument("--records", type=int, metavar="N", default=0,
-                   help="also list the last N records (0: none, -1: all)")
+    p.add_argument("--records", type=int, metavar="N", default=None,
+                   help="also list the last N records (0: none, -1: all; "
+                        "default: none, all with --json)")
     p.add_argument("--recall", type=int, metavar="N", default=10,
                    help="game recall of the last N rounds (default 10)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--round", type=int, metavar="N", dest="round_id",
+                   help="the round to draw with --svg (default: the newest)")
+    p.add_argument("--svg", metavar="OUT.svg",
+                   help="draw the round on the table's layout, winning areas lit")
 
 
 def segments(paths):
@@ -48,7 +67,243 @@ def _read(path):
         raise UsageError("cannot read %s: %s" % (path, e.strerror or e)) from None
 
 
-def _round(r, table):
+# ---- Reading -------------------------------------------------------------------
+
+
+def check(rec):
+    """0 if the record's type allows it, else a damage code: the firmware's own
+    check (sicbo.journal.check)."""
+    from sicbo import journal
+
+    firmware = getattr(journal, "check", None)
+    if firmware is not None:
+        return firmware(rec)
+    return _interim_check(rec)
+
+
+# Until sicbo.journal.check exists (issue 9): the minimum the host must not
+# trust. Removed when the firmware's check lands.
+_INTERIM_NAMES = ("", "unknown record type", "bad length for its type", "dice not 1..6",
+                  "unknown void reason")
+
+
+def _interim_check(rec):
+    from sicbo import events as E
+    from sicbo import journal
+
+    t = rec.type
+    if not E.J_BOOT <= t <= E.J_DIAG:
+        return 1
+    if t != E.J_METERS and rec.length != journal.REC_LEN:
+        return 2
+    n = {E.J_RESULT: 3, E.J_READER: 3, E.J_CORRECTION: 6, E.J_HOLD: 6}.get(t, 0)
+    if any(not 1 <= rec.p(i) <= 6 for i in range(n)):
+        return 3
+    if t == E.J_VOID and not E.V_STACKED <= rec.p(0) <= E.V_FAULT:
+        return 4
+    return 0
+
+
+def damage_name(code):
+    from sicbo import journal, texts
+
+    names = getattr(texts, "DAMAGE_NAMES", None) or getattr(journal, "DAMAGE_NAMES", None)
+    if not hasattr(journal, "check"):
+        names = _INTERIM_NAMES
+    if isinstance(names, dict):
+        return names.get(code, "damage %d" % code)
+    if names is not None and 0 <= code < len(names):
+        return names[code]
+    return "damage %d" % code
+
+
+class Reading:
+    """A journal read the way the board reads it (Replay, Recall), plus what
+    the board skips: the damaged stretches and records, with where they are."""
+
+    def __init__(self, segs, table, keep=ALL_ROUNDS):
+        from sicbo import journal, recall
+
+        self.table = table
+        self.segments = len(segs)
+        self.bytes = 0
+        self.replay = journal.Replay()
+        self.recall = recall.Recall(table, keep)
+        self.records = []  # [(segment name, Record, damage code)]
+        self.damage = []  # dicts, in journal order
+        for name, data in segs:
+            self.bytes += len(data)
+            recs = journal.records(data)
+            self._stretches(name, data, recs)
+            for rec in recs:
+                code = check(rec)
+                self.records.append((name, rec, code))
+                if code:
+                    self.damage.append({
+                        "kind": "record", "segment": name, "offset": rec.offset,
+                        "bytes": rec.length, "seq": rec.seq, "round": rec.round,
+                        "type": _type_name(rec.type), "code": code,
+                        "reason": damage_name(code)})
+                self._apply(name, rec)
+
+    def _stretches(self, name, data, recs):
+        # Bytes between valid records are corruption; after the last one, a
+        # record torn by a power cut (the scanner's rules).
+        off = 0
+        for rec in recs:
+            if rec.offset > off:
+                self.damage.append({"kind": "corrupt", "segment": name, "offset": off,
+                                    "bytes": rec.offset - off})
+            off = rec.offset + rec.length
+        if off < len(data):
+            self.damage.append({"kind": "torn", "segment": name, "offset": off,
+                                "bytes": len(data) - off})
+
+    def _apply(self, name, rec):
+        # The firmware's replay and recall decide what a damaged record does to
+        # its round; should either still fail on one, the record is reported
+        # as damage and the reading goes on.
+        for what in (self.replay, self.recall):
+            try:
+                what.apply(rec)
+            except (ValueError, IndexError, KeyError, TypeError, struct.error) as e:
+                self.damage.append({
+                    "kind": "unusable", "segment": name, "offset": rec.offset,
+                    "bytes": rec.length, "seq": rec.seq, "round": rec.round,
+                    "type": _type_name(rec.type), "code": None,
+                    "reason": "%s: %s" % (type(what).__name__.lower(), e)})
+
+    def unreadable_bytes(self):
+        return sum(d["bytes"] for d in self.damage if d["kind"] in ("corrupt", "torn"))
+
+    def damaged_seqs(self):
+        return {rec.seq: code for _n, rec, code in self.records if code}
+
+    def round_info(self, rid):
+        for r in self.recall.rounds:
+            if r.round == rid:
+                return r
+        return None
+
+
+def dice_ok(dice):
+    return dice is not None and len(dice) == 3 and all(
+        type(d) is int and 1 <= d <= 6 for d in dice)
+
+
+def winning(r, table):
+    """[(area code, odds)] of a recalled round, [] when its dice are not dice."""
+    if not dice_ok(r.dice):
+        return []
+    return r.winning_areas(table)
+
+
+# ---- Records as data -------------------------------------------------------------
+
+
+def _type_name(t):
+    from sicbo import texts
+
+    return texts.J_NAMES[t] if 0 < t < len(texts.J_NAMES) else "type%d" % t
+
+
+def _name(names, i):
+    return names[i] if 0 <= i < len(names) else None
+
+
+def _dice(rec, first=0):
+    return [rec.p(first), rec.p(first + 1), rec.p(first + 2)]
+
+
+def _message(rec):
+    from sicbo import texts
+    from sicbo.logtext import message_text
+
+    code = rec.p(0)
+    known = texts.text(code) != "?"
+    return {"code": code, "text": message_text(code, rec.p(1)) if known else None}
+
+
+def fields(rec, table=None):
+    """The type's own fields of a record, by name (docs/journal.md)."""
+    from sicbo import events as E
+    from sicbo import texts
+
+    t = rec.type
+    if t == E.J_ROUND:
+        return {"shaker": _name(SHAKERS, rec.p(0)), "shaker_code": rec.p(0)}
+    if t == E.J_RESULT:
+        return {"dice": _dice(rec), "source": _name(RESULT_SOURCES, rec.p(3)),
+                "source_code": rec.p(3)}
+    if t == E.J_CORRECTION:
+        return {"old_dice": _dice(rec), "new_dice": _dice(rec, 3)}
+    if t == E.J_VOID:
+        return {"reason": _name(texts.VOID_NAMES[1:], rec.p(0) - 1), "reason_code": rec.p(0),
+                "policy": _name(VOID_POLICIES, rec.p(1)), "policy_code": rec.p(1)}
+    if t in (E.J_ALARM, E.J_REFUSED):
+        return {"message": _message(rec), "detail": rec.p(1)}
+    if t == E.J_VIOLATION:
+        return {"message": _message(rec)}
+    if t == E.J_HOLD:
+        return {"dealer_dice": _dice(rec), "reader_dice": _dice(rec, 3)}
+    if t == E.J_READER:
+        return {"dice": _dice(rec)}
+    if t == E.J_SUPERVISOR:
+        return {"key": "on" if rec.p(0) else "off"}
+    if t == E.J_RESUME:
+        return {"state": _name(texts.STATE_NAMES, rec.p(0)), "state_code": rec.p(0),
+                "found": _name(texts.STATE_NAMES, rec.p(1)), "found_code": rec.p(1)}
+    if t == E.J_METERS:
+        return {"meters": _meters(rec.payload, table)}
+    if t == E.J_CONFIG:
+        return {"config_id": binascii.hexlify(bytes(rec.payload[:6])).decode()}
+    if t == E.J_DIAG:
+        return {"test": _name(texts.DIAG_NAMES[1:], rec.p(0) - 1), "test_code": rec.p(0)}
+    return {}
+
+
+def _meters(payload, table):
+    from sicbo import recall
+
+    off = 4 * 16
+    if len(payload) < off + 2:
+        return None
+    n = struct.unpack_from("<H", payload, off)[0]
+    m = recall.Meters(n)
+    if not m.load(payload):
+        return None
+    same = table is not None and n == table.channels
+    d = m.as_dict(table if same else None)
+    if not same:
+        d["wins_per_channel"] = list(m.wins)
+    return d
+
+
+def record_dict(name, rec, code, table=None):
+    from sicbo.logtext import wall_text
+
+    d = {"seq": rec.seq, "boot": rec.boot, "round": rec.round, "type": _type_name(rec.type),
+         "type_code": rec.type, "wall": wall_text(rec.wall) if rec.wall is not None else None,
+         "wall_seconds": rec.wall, "ticks": rec.ticks, "length": rec.length,
+         "segment": name, "offset": rec.offset,
+         "payload": binascii.hexlify(bytes(rec.payload)).decode()}
+    d.update(fields(rec, table))
+    d["damage"] = {"code": code, "reason": damage_name(code)} if code else None
+    return d
+
+
+def record_line(rec, code, table):
+    from sicbo.logtext import journal_line
+
+    if code:
+        return journal_line(rec) + "  DAMAGED: %s (not used)" % damage_name(code)
+    return journal_line(rec, table)
+
+
+# ---- Rounds ------------------------------------------------------------------------
+
+
+def round_dict(r, table, damaged=()):
     return {
         "round": r.round,
         "status": r.status,
@@ -58,7 +313,8 @@ def _round(r, table):
         "void_reason": _void_name(r.void_reason) if r.void_reason else None,
         "started": {"boot": r.started[0], "ticks": r.started[1],
                     "wall": _wall(r.started[2])},
-        "wins": [{"area": code, "odds": odds} for code, odds in r.winning_areas(table)],
+        "wins": [{"area": code, "odds": odds} for code, odds in winning(r, table)],
+        "damaged": r.round in damaged or not (r.dice is None or dice_ok(r.dice)),
     }
 
 
@@ -74,65 +330,116 @@ def _wall(seconds):
     return wall_text(seconds) if seconds is not None else None
 
 
-def run(args):
-    from sicbo import journal, recall
-    from sicbo.logtext import journal_line
+def _state(st):
+    from sicbo import texts
 
-    _cfg, table = load_table(args.table)
+    return texts.STATE_NAMES[st] if st < len(texts.STATE_NAMES) else str(st)
+
+
+def _damage_line(d):
+    if d["kind"] == "torn":
+        return ("%s @%d: %d bytes torn at the end of the segment (a record cut by a power "
+                "cut): discarded" % (d["segment"], d["offset"], d["bytes"]))
+    if d["kind"] == "corrupt":
+        return ("%s @%d: %d corrupt bytes between records: skipped"
+                % (d["segment"], d["offset"], d["bytes"]))
+    return ("%s @%d: record seq %d (%s, round %d): %s: not used"
+            % (d["segment"], d["offset"], d["seq"], d["type"], d["round"], d["reason"]))
+
+
+def svg_of_round(reading, cfg, table, rid, path):
+    """Draw round rid (None: the newest) of a reading to path; the round id."""
+    from host_tools import layout_svg
+
+    rounds = reading.recall.rounds
+    if not rounds:
+        raise UsageError("no round in the journal to draw")
+    r = rounds[-1] if rid is None else reading.round_info(rid)
+    if r is None:
+        raise UsageError("round %d is not in the journal (rounds %d..%d)"
+                         % (rid, rounds[0].round, rounds[-1].round))
+    damaged = {d["round"]: d["reason"] for d in reading.damage if d.get("round") == r.round}
+    svg = layout_svg.render_round(cfg, table, r, damage=damaged.get(r.round))
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(svg)
+    except OSError as e:
+        raise UsageError("cannot write %s: %s" % (path, e.strerror or e)) from None
+    return r.round
+
+
+def run(args):
+    cfg, table = load_table(args.table)
     segs = segments(args.file)
-    rp = journal.Replay()
-    rc = recall.Recall(table)
-    records = []
-    scanned = 0
-    for _name, data in segs:
-        scanned += len(data)
-        rp.feed(data)
-        rc.feed(data)
-        records += journal.records(data)
-    torn = scanned - sum(r.length for r in records)
-    rounds = rc.last(args.recall) if args.recall > 0 else []
-    shown = records if args.records < 0 else records[-args.records:] if args.records else []
+    rd = Reading(segs, table)
+    rp = rd.replay
+    all_rounds = rd.recall.last(ALL_ROUNDS)
+    rounds = all_rounds[:args.recall] if args.recall > 0 else []
+    n = args.records if args.records is not None else (-1 if args.json else 0)
+    shown = rd.records if n < 0 else rd.records[-n:] if n else []
+    damaged_rounds = {d["round"] for d in rd.damage if "round" in d}
+    drawn = None
+    if args.svg:
+        drawn = svg_of_round(rd, cfg, table, args.round_id, args.svg)
+    elif args.round_id is not None:
+        raise UsageError("--round needs --svg OUT.svg")
     if args.json:
-        meters = rc.meters.as_dict(table)
-        print(json.dumps({
-            "segments": len(segs), "bytes": scanned, "records": len(records),
-            "unreadable_bytes": torn, "last_seq": rp.seq, "rounds_seen": rp.round,
-            "boots": rp.boot, "state": _state(rp.state), "open_round": rp.open_seq != 0,
-            "recall": [_round(r, table) for r in rounds], "meters": meters,
-            "records_listed": [journal_line(r, table) for r in shown]}))
+        out = {
+            "segments": rd.segments, "bytes": rd.bytes, "records": len(rd.records),
+            "empty": not rd.records,
+            "unreadable_bytes": rd.unreadable_bytes(), "last_seq": rp.seq,
+            "rounds_seen": rp.round, "boots": rp.boot, "state": _state(rp.state),
+            "open_round": rp.open_seq != 0,
+            "damage": rd.damage,
+            "recall": [round_dict(r, table, damaged_rounds) for r in rounds],
+            "meters": rd.recall.meters.as_dict(table),
+            "records_listed": [record_dict(nm, rec, code, table) for nm, rec, code in shown]}
+        if drawn is not None:
+            out["svg"] = {"round": drawn, "file": os.path.abspath(args.svg)}
+        print(json.dumps(out))
         return 0
-    print("journal: %d segment(s), %d bytes, %d records (seq 1..%d), %d boot(s)"
-          % (len(segs), scanned, len(records), rp.seq, rp.boot))
+    if not rd.records:
+        print("journal: %d segment(s), %d bytes, no records: the journal is empty%s"
+              % (rd.segments, rd.bytes, "" if not rd.bytes else " of valid records"))
+    else:
+        print("journal: %d segment(s), %d bytes, %d records (seq %d..%d), %d boot(s)"
+              % (rd.segments, rd.bytes, len(rd.records), rd.records[0][1].seq, rp.seq, rp.boot))
+    torn = rd.unreadable_bytes()
     if torn:
         print("         %d bytes not readable as records (a record torn by a power cut, "
               "or damage): skipped, never used" % torn)
-    print("state:   %s, last round %d%s" % (_state(rp.state), rp.round,
-                                            " (unfinished)" if rp.open_seq else ""))
+    bad = [d for d in rd.damage if d["kind"] not in ("corrupt", "torn")]
+    if bad:
+        print("         %d record(s) damaged: CRC-valid but not allowed by their type, "
+              "never used" % len({d["seq"] for d in bad}))
+    for d in rd.damage:
+        print("damage:  " + _damage_line(d))
+    if rd.records:
+        print("state:   %s, last round %d%s" % (_state(rp.state), rp.round,
+                                                " (unfinished)" if rp.open_seq else ""))
     if shown:
         print()
-        for r in shown:
-            print(journal_line(r, table))
+        for _nm, rec, code in shown:
+            print(record_line(rec, code, table))
     if rounds:
         print()
         print("%6s %-7s %-6s %-20s %s" % ("round", "status", "dice", "started", "winning areas"))
         for r in rounds:
-            d = _round(r, table)
+            d = round_dict(r, table, damaged_rounds)
             dice = "-".join(str(x) for x in d["dice"]) if d["dice"] else "-"
             when = d["started"]["wall"] or "boot %d" % r.started[0]
             what = ("void: " + d["void_reason"]) if d["void_reason"] else " ".join(
                 w["area"] for w in d["wins"])
             if d["first_dice"] and d["first_dice"] != d["dice"]:
                 what = "corrected from %s; %s" % ("-".join(map(str, d["first_dice"])), what)
+            if d["damaged"]:
+                what = "DAMAGED record(s), see above; " + what
             print("%6d %-7s %-6s %-20s %s" % (r.round, r.status, dice, when, what))
-    m = rc.meters.as_dict(table)
+    m = rd.recall.meters.as_dict(table)
     print()
     print("meters:  " + ", ".join("%s %d" % (k, m[k]) for k in
                                   ("rounds", "paid", "voids", "alarms", "violations",
                                    "corrections", "refusals", "holds")))
+    if drawn is not None:
+        print("picture: round %d -> %s" % (drawn, os.path.abspath(args.svg)))
     return 0
-
-
-def _state(st):
-    from sicbo import texts
-
-    return texts.STATE_NAMES[st] if st < len(texts.STATE_NAMES) else str(st)

@@ -65,3 +65,191 @@ def test_journal_missing_file_is_a_clear_error(tmp_path, capsys):
     assert main(["journal", str(tmp_path / "nope.log")]) == 2
     err = capsys.readouterr().err
     assert "cannot read" in err and err.count("\n") == 1
+
+
+# ---- --json: every record with its fields ----------------------------------------
+
+
+def test_json_lists_records_with_their_fields(tmp_path, capsys):
+    folder, table = played(tmp_path)
+    assert main(["journal", folder, "--table", table, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    recs = data["records_listed"]
+    assert len(recs) == data["records"] and data["empty"] is False  # all, with --json
+    assert [r["seq"] for r in recs] == sorted(r["seq"] for r in recs)
+    for r in recs:
+        for key in ("seq", "boot", "round", "type", "type_code", "wall", "ticks", "length",
+                    "segment", "offset", "payload", "damage"):
+            assert key in r, (key, r)
+        assert r["damage"] is None
+    by_type = {}
+    for r in recs:
+        by_type.setdefault(r["type"], []).append(r)
+    assert by_type["boot"][0]["boot"] == 1 and by_type["boot"][-1]["boot"] == 2
+    assert by_type["round"][0]["shaker"] == "solenoid"
+    results = [(r["round"], r["dice"], r["source"]) for r in by_type["result"]]
+    assert (1, [1, 1, 2], "dealer") in results and (2, [3, 3, 3], "dealer") in results
+    voids = {r["round"]: r for r in by_type["void"]}
+    assert voids[3]["reason"] == "stacked" and voids[3]["reason_code"] == 1
+    assert voids[3]["policy"] in ("bets stay", "players choose")
+    assert voids[5]["reason"] == "power cut"
+    alarms = by_type["alarm"]
+    assert alarms and all(isinstance(a["message"]["code"], int) and a["message"]["text"]
+                          for a in alarms)
+
+
+def test_json_records_n_and_zero(tmp_path, capsys):
+    folder, table = played(tmp_path)
+    assert main(["journal", folder, "--table", table, "--json", "--records", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["seq"] for r in data["records_listed"]] == [
+        data["last_seq"] - 2, data["last_seq"] - 1, data["last_seq"]]
+    assert main(["journal", folder, "--table", table, "--json", "--records", "0"]) == 0
+    assert json.loads(capsys.readouterr().out)["records_listed"] == []
+
+
+def test_meters_checkpoint_and_correction_fields(tmp_path, capsys):
+    from appkit import table_dict as td
+
+    from sicbo import events as E
+    from sicbo import journal, recall, settle
+    from sicbo.config import parse_table
+
+    st = settle.SettlementTable(parse_table(td()))
+    m = recall.Meters(st.channels)
+    m.add("rounds", 7)
+    m.wins[4] = 3
+    data = (journal.encode(E.J_METERS, 1, 7, 1, 5, 0, m.payload())
+            + journal.encode(E.J_ROUND, 2, 8, 1, 6, 86400, bytes(8))
+            + journal.encode(E.J_CORRECTION, 3, 8, 1, 7, None, bytes((1, 2, 3, 4, 5, 6, 0, 0)))
+            + journal.encode(E.J_HOLD, 4, 8, 1, 8, None, bytes((1, 2, 3, 1, 2, 4, 0, 0)))
+            + journal.encode(E.J_CONFIG, 5, 8, 2, 9, None, bytes((0xAB, 1, 2, 3, 4, 0xCD, 0, 0)))
+            + journal.encode(E.J_DIAG, 6, 8, 2, 9, None, bytes((E.D_BELL, 0, 0, 0, 0, 0, 0, 0)))
+            + journal.encode(E.J_RESUME, 7, 8, 2, 9, None, bytes((E.ST_PAYING, E.ST_PAYING))
+                             + bytes(6))
+            + journal.encode(E.J_SUPERVISOR, 8, 8, 2, 9, None, bytes((1,)) + bytes(7))
+            + journal.encode(E.J_REFUSED, 9, 8, 2, 9, None,
+                             bytes((E.R_CLASP_OPEN, 1)) + bytes(6)))
+    f = tmp_path / "j.log"
+    f.write_bytes(data)
+    tf = tmp_path / "table.json"
+    tf.write_text(json.dumps(td()))
+    assert main(["journal", str(f), "--table", str(tf), "--json"]) == 0
+    recs = json.loads(capsys.readouterr().out)["records_listed"]
+    assert recs[0]["type"] == "meters" and recs[0]["meters"]["rounds"] == 7
+    assert recs[0]["meters"]["wins"]["SMALL"] == 3
+    assert recs[1]["wall"] == "2000-01-02T00:00:00Z" and recs[1]["wall_seconds"] == 86400
+    assert recs[2]["old_dice"] == [1, 2, 3] and recs[2]["new_dice"] == [4, 5, 6]
+    assert recs[2]["wall"] is None
+    assert recs[3]["dealer_dice"] == [1, 2, 3] and recs[3]["reader_dice"] == [1, 2, 4]
+    assert recs[4]["config_id"] == "ab01020304cd" and recs[4]["boot"] == 2
+    assert recs[5]["test"] == "bell test"
+    assert recs[6]["state"] == "paying" and recs[6]["found"] == "paying"
+    assert recs[7]["key"] == "on"
+    assert recs[8]["message"]["code"] == E.R_CLASP_OPEN and recs[8]["detail"] == 1
+    assert "clasps" in recs[8]["message"]["text"]
+    assert all(r["damage"] is None for r in recs)
+
+
+# ---- An empty journal ----------------------------------------------------------------
+
+
+def test_empty_journal_says_so(tmp_path, capsys):
+    f = tmp_path / "empty.log"
+    f.write_bytes(b"")
+    assert main(["journal", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "the journal is empty" in out and "seq 1..0" not in out
+    assert main(["journal", str(f), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["empty"] is True and data["records"] == 0 and data["records_listed"] == []
+    assert data["recall"] == [] and data["damage"] == []
+
+
+def test_garbage_only_is_empty_and_damage(tmp_path, capsys):
+    f = tmp_path / "junk.log"
+    f.write_bytes(b"\x00" * 40)
+    assert main(["journal", str(f), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["empty"] is True
+    assert data["damage"] == [{"kind": "torn", "segment": str(f), "offset": 0, "bytes": 40}]
+
+
+# ---- Damage as data, never a traceback (issue 9) -------------------------------------
+
+
+def _rec(t, seq, rid, payload=bytes(8)):
+    from sicbo import journal
+
+    return journal.encode(t, seq, rid, 1, 1000 + seq, None, payload)
+
+
+def forged(tmp_path):
+    """Three rounds, each with one CRC-valid record that its type does not
+    allow: dice 0-7-6; a 28-byte J_RESULT (no payload); a J_CORRECTION to
+    9-0-1. Then a good round."""
+    from sicbo import events as E
+
+    data = b"".join([
+        _rec(E.J_BOOT, 1, 0),
+        _rec(E.J_ROUND, 2, 1), _rec(E.J_OPEN, 3, 1), _rec(E.J_BELL, 4, 1),
+        _rec(E.J_COVER_OFF, 5, 1), _rec(E.J_RESULT, 6, 1, bytes((0, 7, 6, 0, 0, 0, 0, 0))),
+        _rec(E.J_PAYOUT, 7, 1),
+        _rec(E.J_ROUND, 8, 2), _rec(E.J_RESULT, 9, 2, b""), _rec(E.J_PAYOUT, 10, 2),
+        _rec(E.J_ROUND, 11, 3), _rec(E.J_RESULT, 12, 3, bytes((1, 2, 3, 0, 0, 0, 0, 0))),
+        _rec(E.J_CORRECTION, 13, 3, bytes((1, 2, 3, 9, 0, 1, 0, 0))), _rec(E.J_PAYOUT, 14, 3),
+        _rec(E.J_ROUND, 15, 4), _rec(E.J_RESULT, 16, 4, bytes((6, 6, 6, 0, 0, 0, 0, 0))),
+        _rec(E.J_PAYOUT, 17, 4),
+    ])
+    f = tmp_path / "forged.log"
+    f.write_bytes(data)
+    return str(f)
+
+
+def test_forged_records_are_damage_in_text(tmp_path, capsys):
+    f = forged(tmp_path)
+    assert main(["journal", f, "--records", "-1"]) == 0
+    out = capsys.readouterr().out
+    assert "Traceback" not in out
+    assert out.count("DAMAGED:") == 3
+    for seq in (6, 9, 13):
+        assert "record seq %d " % seq in out
+    assert "meters:" in out
+
+
+def test_forged_records_are_damage_in_json(tmp_path, capsys):
+    f = forged(tmp_path)
+    assert main(["journal", f, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    bad = {d["seq"]: d for d in data["damage"] if d["kind"] == "record"}
+    assert sorted(bad) == [6, 9, 13]
+    assert all(d["code"] and d["reason"] for d in bad.values())
+    assert bad[9]["bytes"] == 28 and bad[6]["type"] == "result"
+    assert bad[13]["type"] == "correction" and bad[13]["round"] == 3
+    recs = {r["seq"]: r for r in data["records_listed"]}
+    assert recs[6]["dice"] == [0, 7, 6] and recs[6]["damage"]["code"] == bad[6]["code"]
+    assert recs[16]["damage"] is None
+    rounds = {r["round"]: r for r in data["recall"]}
+    # Nothing is ever settled on a damaged record: rounds 1 and 2 have no
+    # usable result; round 3 keeps at most its first result, 1-2-3.
+    assert all(rounds[rid]["damaged"] for rid in (1, 2, 3))
+    assert rounds[1]["wins"] == [] and rounds[2]["wins"] == []
+    assert rounds[3]["dice"] != [9, 0, 1] or rounds[3]["wins"] == []
+    assert not rounds[4]["damaged"]
+    assert {"area": "TRIPLE_6", "odds": 150} in rounds[4]["wins"]
+
+
+def test_corrupt_stretch_between_records_is_located(tmp_path, capsys):
+    folder, table = played(tmp_path)
+    import os
+
+    segs = sorted(n for n in os.listdir(folder) if n.endswith(".log"))
+    first = os.path.join(folder, segs[0])
+    raw = bytearray(open(first, "rb").read())
+    raw[36 + 5] ^= 0xFF  # the second record's CRC no longer checks out
+    open(first, "wb").write(bytes(raw))
+    assert main(["journal", folder, "--table", table, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    corrupt = [d for d in data["damage"] if d["kind"] == "corrupt"]
+    assert corrupt == [{"kind": "corrupt", "segment": first, "offset": 36, "bytes": 36}]
+    assert data["unreadable_bytes"] == 36
