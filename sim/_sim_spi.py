@@ -1,5 +1,8 @@
 # Part of the simulated `machine` (sim/machine.py): SPI (with 74HC595 chains
 # latched by a pin), PWM and bitstream, loaded on first use of any of them.
+# Every transfer also clocks the 74HC165 chains on the bus's SCK
+# (sim/_sim_hc165.py), and a chain on the bus's MISO is what reads return;
+# without one, reads return the bytes of sim_spi_feed (then zeros).
 import machine as _m
 from machine import (
     _bytes_arg,
@@ -63,7 +66,11 @@ class SPI:
         if s == o or (s == i or o == i):
             raise ValueError("SPI(%d): sck, mosi and miso must be different pins" % self._id)
         self.baudrate = baudrate
+        self._mode = (polarity, phase, firstbit)
         _spi_pins[self._id] = (s, o, i)
+        if polarity and _m._hc165:
+            # SCK now idles high: one rising edge for the 74HC165s on it.
+            __import__("_sim_hc165")._clock(s)
         _spi_log.setdefault(self._id, [])
         _spi_shift.setdefault(self._id, bytearray(64))
         self._on = True
@@ -86,7 +93,16 @@ class SPI:
             pins = _spi_pins[self._id]
             _wframe(b"S", bytes((pins[1], pins[0])) + data)
 
-    def _miso(self, n):
+    def _xfer(self, data):
+        # Shift data out; returns what MISO gave meanwhile.
+        self._shift(data)
+        n = len(data)
+        r = None
+        if _m._hc165:
+            pins = _spi_pins[self._id]
+            r = __import__("_sim_hc165")._transfer(pins[0], pins[2], n, self._mode)
+        if r is not None:
+            return r
         q = _spi_miso.get(self._id)
         out = bytearray(n)
         for k in range(n):
@@ -96,7 +112,7 @@ class SPI:
 
     def write(self, buf):
         self._check()
-        self._shift(_bytes_arg(buf, "SPI.write"))
+        self._xfer(_bytes_arg(buf, "SPI.write"))
         _pump()
 
     def write_readinto(self, wbuf, rbuf):
@@ -104,21 +120,18 @@ class SPI:
         data = _bytes_arg(wbuf, "SPI.write_readinto")
         if len(data) != len(rbuf):
             raise ValueError("SPI.write_readinto: buffers must have the same length")
-        self._shift(data)
-        rbuf[:] = self._miso(len(data))
+        rbuf[:] = self._xfer(data)
         _pump()
 
     def read(self, n, write=0):
         self._check()
-        self._shift(bytes([write & 255]) * n)
-        r = bytes(self._miso(n))
+        r = bytes(self._xfer(bytes([write & 255]) * n))
         _pump()
         return r
 
     def readinto(self, buf, write=0):
         self._check()
-        self._shift(bytes([write & 255]) * len(buf))
-        buf[:] = self._miso(len(buf))
+        buf[:] = self._xfer(bytes([write & 255]) * len(buf))
         _pump()
 
 

@@ -38,6 +38,8 @@ def _wpoll_in(wait_ms=0):
     synced = False
     while _m._wire is not None and _wpoll.poll(wait_ms):
         wait_ms = 0
+    elif kind == 65 or kind == 75:  # 'A', 'K': the 74HC165 chain of the keys
+        __import__("_sim_hc165")._wire_in(kind, pl)
         try:
             data = _m._wire.recv(_RECV)
         except OSError:

@@ -68,6 +68,10 @@
 #                                   latched by a rising edge of latch_pin
 #   sim_frames(latch_pin)           [bytes] latched frames (last 32)
 #   sim_frame(latch_pin)            last latched frame, or None
+#   sim_attach_165(load, sck, miso, nbits, ds=0)   a 74HC165 chain loaded by
+#                                   the load pin (/PL), clocked by sck, driving
+#                                   miso; sim_set_165(load, bit, level) drives
+#                                   one parallel input (sim/_sim_hc165.py)
 #   sim_uart_inject(uart_id, data)  bytes arriving on the UART's RX
 #   sim_uart_tx(uart_id, clear=False)   bytes written so far
 #   sim_pwm(pin)                    (freq, duty_u16) or None
@@ -84,7 +88,8 @@
 #     N pin data (bitstream/neopixel); R cause (reset: WDT or machine.reset).
 #   table -> board: I pin level (0, 1, 2 = released); U rx data (bytes for
 #     the UART whose rx is that pin); C cause (reset cause of this boot);
-#     Y (end of the initial state; import waits for it, up to 3 s).
+#     Y (end of the initial state; import waits for it, up to 3 s); A load
+#     sck miso nbits ds (a 74HC165 chain); K load bit level (one of its inputs).
 import sys
 import time
 
@@ -159,6 +164,7 @@ _resets = []
 _cause = PWRON_RESET
 
 _latch = {}       # latch pin -> (spi id, nbytes)
+_hc165 = {}       # load pin -> 74HC165 chain (_sim_hc165.py)
 
 _freq = 160000000
 
@@ -245,6 +251,8 @@ def _log_edge(p, v):
     _edge_n += 1
     if v and p in _latch:
         sys.modules["_sim_spi"]._do_latch(p)
+    if p in _hc165:
+        _hc165[p].edge(v)
     if _wire is not None:
         b = _pbuf
         b[0] = 80  # 'P'
@@ -547,6 +555,7 @@ def sim_reset(ticks=0, real=False):
     _resets.clear()
     _cause = PWRON_RESET
     _latch.clear()
+    _hc165.clear()
     for name in ("_sim_spi", "_sim_uart", "_sim_rtc", "_sim_time"):
         mod = sys.modules.get(name)
         if mod is not None:
@@ -678,7 +687,8 @@ _LAZY = {"SPI": "_sim_spi", "PWM": "_sim_spi", "bitstream": "_sim_spi",
          "sim_neopixel": "_sim_spi", "UART": "_sim_uart", "sim_uart_inject": "_sim_uart",
          "sim_uart_tx": "_sim_uart", "RTC": "_sim_rtc", "Timer": "_sim_time",
          "WDT": "_sim_time", "sim_advance": "_sim_time", "reset": "_sim_time",
-         "soft_reset": "_sim_time"}
+         "soft_reset": "_sim_time", "sim_attach_165": "_sim_hc165",
+         "sim_set_165": "_sim_hc165", "sim_inputs_165": "_sim_hc165"}
 
 
 def __getattr__(name):

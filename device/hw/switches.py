@@ -20,6 +20,13 @@
 # the ring is empty. `ticks` is when the new level began (the last raw
 # transition seen), for FAULT when the limit was crossed. A full ring drops
 # the new event and counts it in `overflows`; level(i) always has the truth.
+#
+# A shift-register chain (hw.keychain.KeyChain) as `chain`: its inputs are
+# pin-like views (chain.bit(n)) among `pins`; update() samples the chain once,
+# then reads them as pins. A broken chain (chain.sample() False: a sentinel
+# bit wrong) is a fault of its inputs, not key presses: one FAULT (on the
+# first chain input not already faulted), their levels frozen; they recover as
+# after chatter, once the chain has read good and still for `settle_ms`.
 
 import time
 from array import array
@@ -36,14 +43,17 @@ RECOVER = const(2)
 
 class Switches:
     """Switches(pins, debounce_ms=20, chatter_limit=10, chatter_window_ms=1000,
-    settle_ms=0, invert=None, ring_size=32, ticks_ms=None, use_irq=False).
+    settle_ms=0, invert=None, ring_size=32, ticks_ms=None, use_irq=False,
+    chain=None).
 
     `pins`: Pin objects already set up as inputs (with their pulls), in signal
     index order. `invert`: per-pin truthy values for active-low inputs.
-    `settle_ms` 0 means `chatter_window_ms`."""
+    `settle_ms` 0 means `chatter_window_ms`. `chain`: the KeyChain whose
+    bit views are among `pins` (no IRQ for those)."""
 
     def __init__(self, pins, debounce_ms=20, chatter_limit=10, chatter_window_ms=1000,
-                 settle_ms=0, invert=None, ring_size=32, ticks_ms=None, use_irq=False):
+                 settle_ms=0, invert=None, ring_size=32, ticks_ms=None, use_irq=False,
+                 chain=None):
         n = len(pins)
         if not 0 < n <= 64:
             raise ValueError("1..64 inputs")
@@ -77,17 +87,27 @@ class Switches:
         self._len = 0
         self.overflows = 0
         self.faults = 0
+        self._chain = chain
+        on = bytearray(n)  # 1 for an input read through the chain
+        if chain is not None:
+            for i in range(n):
+                on[i] = 1 if chain.owns(pins[i]) else 0
+        self._on_chain = on
         now = self._ticks()
+        good = chain.sample() if chain is not None else True
         for i in range(n):
-            v = self._pins[i].value() ^ inv[i]
+            v = self._pins[i].value() ^ inv[i] if good or not on[i] else 0
             self._stable[i] = v
             self._raw[i] = v
             self._changed[i] = now
             self._window[i] = now
+        if not good:
+            self._broken(now)
         if use_irq:
             trig = Pin.IRQ_RISING | Pin.IRQ_FALLING
             for i in range(n):
-                self._pins[i].irq(handler=self._counter(i), trigger=trig)
+                if not on[i]:
+                    self._pins[i].irq(handler=self._counter(i), trigger=trig)
 
     def _counter(self, i):
         hits = self._hits
@@ -112,6 +132,21 @@ class Switches:
         self._ev_ticks[j] = ticks
         self._len += 1
 
+    def _broken(self, now):
+        # The chain read wrong: its inputs fault (one event), and their quiet
+        # time restarts, so that they recover only after a good, still chain.
+        on = self._on_chain
+        new = True
+        for i in range(self._n):
+            if on[i]:
+                self._changed[i] = now
+                if not self._fault[i]:
+                    self._fault[i] = 1
+                    if new:
+                        new = False
+                        self.faults += 1
+                        self._push(FAULT, i, self._stable[i], now)
+
     def update(self, now=None):
         """Reads every input once. Returns the number of events waiting."""
         if now is None:
@@ -119,7 +154,14 @@ class Switches:
         pins = self._pins
         raw_lv = self._raw
         hits = self._hits
+        on = self._on_chain
+        good = True
+        if self._chain is not None and not self._chain.sample():
+            good = False
+            self._broken(now)
         for i in range(self._n):
+            if not good and on[i]:
+                continue
             raw = pins[i].value() ^ self._inv[i]
             h = hits[i]
             if h:

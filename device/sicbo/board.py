@@ -10,8 +10,13 @@
 # ESP32 (classic) facts checked here: GPIOs 0-19, 21-23, 25-27, 32-39 exist;
 # 6-11 are wired to the module's SPI flash; 34-39 are input-only and have no
 # internal pull resistors; 0, 2, 5, 12 and 15 are strapping pins read at
-# reset (a warning: usable with care); 1 and 3 are UART0, the USB serial
-# REPL (a warning: mpremote and the log stop working).
+# reset: refused for an input (a level held at reset changes the boot) unless
+# `strapping_ok` gives the reason, a warning for an output; 1 and 3 are
+# UART0, the USB serial REPL (a warning: mpremote and the log stop working).
+#
+# The dealer's keys may be read through a 74HC165 chain on the lamps' SPI bus
+# (`keys`, hw.keychain): their inputs entries are then (signal, None, None,
+# invert) and Board.keys says where each one is.
 
 from sicbo.errors import ConfigError, key_name
 from sicbo.settings import INPUT_SIGNALS, Board
@@ -28,7 +33,9 @@ SPI_IDS = (1, 2)  # HSPI, VSPI
 UART_IDS = (1, 2)  # UART0 is the REPL
 
 _FIELDS = ("name", "description", "mcu", "inputs", "outputs", "lamps", "reader",
-           "timers", "timings")
+           "timers", "timings", "keys", "strapping_ok")
+_KEYS_FIELDS = ("bus", "load", "chips", "invert", "bits", "high", "low")
+KEY_BUSES = ("hc165",)
 _REQUIRED = ("name", "inputs", "outputs", "lamps")
 _INPUT_FIELDS = ("pin", "pull", "invert")
 _HC595_FIELDS = ("bus", "spi", "sck", "mosi", "miso", "latch", "oe", "baudrate")
@@ -96,11 +103,14 @@ def _need_obj(obj, field, what):
 
 
 class _Pins:
-    """Collects pin uses, refusing the ESP32's impossible ones."""
+    """Collects pin uses, refusing the ESP32's impossible ones. `ok`: the
+    board's strapping_ok, {gpio: reason}."""
 
-    def __init__(self):
+    def __init__(self, ok):
         self.used = {}
         self.warnings = []
+        self.ok = ok
+        self.excused = []
 
     def take(self, field, pin, output):
         if not _is_int(pin):
@@ -116,9 +126,18 @@ class _Pins:
                               "an output" % pin)
         if pin in self.used:
             raise ConfigError(field, "GPIO%d is already used by %s" % (pin, self.used[pin]))
-        self.used[pin] = field
-        if pin in STRAPPING:
+        if pin in STRAPPING and not output:
+            if pin not in self.ok:
+                raise ConfigError(field, "GPIO%d is a %s: refused for an input (a level "
+                                  "held at reset changes the boot); move it (the keys "
+                                  "onto a chain), or give the reason in strapping_ok: "
+                                  "{\"%d\": \"why it is safe\"}" % (pin, STRAPPING[pin], pin))
+            self.excused.append(pin)
+            self.warnings.append("%s: GPIO%d is a %s; accepted: %s"
+                                 % (field, pin, STRAPPING[pin], self.ok[pin]))
+        elif pin in STRAPPING:
             self.warnings.append("%s: GPIO%d is a %s" % (field, pin, STRAPPING[pin]))
+        self.used[pin] = field
         if pin in SERIAL:
             self.warnings.append("%s: GPIO%d is %s" % (field, pin, SERIAL[pin]))
         return pin
@@ -144,6 +163,85 @@ def _parse_input(pins, signal, spec):
                           "resistor (GPIO34-39): set pull to none and fit an external "
                           "one" % (pin, signal))
     return (signal, pin, pull, invert)
+
+
+def _parse_strapping(obj):
+    ok = {}  # type: dict
+    if obj is None:
+        return ok
+    _need_obj(obj, "strapping_ok", "GPIO number: why an input there is safe")
+    for key in sorted(obj):
+        field = "strapping_ok." + key_name(key)
+        try:
+            pin = int(key)
+        except ValueError:
+            pin = -1
+        if pin not in STRAPPING or key != str(pin):
+            raise ConfigError(field, "must be a strapping pin's number (%s)"
+                              % ", ".join([str(p) for p in sorted(STRAPPING)]))
+        why = obj[key]
+        if not isinstance(why, str) or not why.strip():
+            raise ConfigError(field, "must be the reason (a non-empty string) why an input "
+                              "on GPIO%d is safe at reset" % pin)
+        ok[pin] = why
+    return ok
+
+
+def _parse_keys(pins, obj, lamps, ins):
+    """The keys section: {signal: bit} of the chain and the chain itself."""
+    _need_obj(obj, "keys", "bus hc165, load, chips, bits, high, low")
+    _known(obj, "keys", _KEYS_FIELDS)
+    bus = obj.get("bus")
+    if bus not in KEY_BUSES:
+        raise ConfigError("keys.bus", "must be hc165 (a 74HC165 chain on the lamps' SPI "
+                          "bus), got %r" % (bus,))
+    if lamps["bus"] != "hc595" or lamps["miso"] is None:
+        raise ConfigError("keys.bus", "the 74HC165 chain is read through the lamps' SPI "
+                          "bus: lamps needs bus hc595 and miso (the pin the chain's QH "
+                          "drives)")
+    if "load" not in obj:
+        raise ConfigError("keys.load", "missing: the GPIO driving the chain's /PL")
+    load = pins.take("keys.load", obj["load"], True)
+    if "chips" not in obj:
+        raise ConfigError("keys.chips", "missing: the number of 74HC165s in the chain")
+    nbits = _int_in(obj, "chips", "keys.chips", 1, 8, 0) * 8
+    invert = obj.get("invert", False)
+    if invert is not True and invert is not False:
+        raise ConfigError("keys.invert", "must be true or false, got %r" % (invert,))
+    bits = _need_obj(obj.get("bits"), "keys.bits", "signal: bit number")
+    _known(bits, "keys.bits", INPUT_SIGNALS)
+    taken = {}  # type: dict
+    out = {}
+    for signal in INPUT_SIGNALS:
+        if signal not in bits:
+            continue
+        field = "keys.bits." + signal
+        if signal[:4] != "key_":
+            raise ConfigError(field, "only the dealer's keys (key_*) may be on the chain")
+        if signal in ins:
+            raise ConfigError(field, "%s is also in inputs: give it one place" % signal)
+        out[signal] = _bit(bits[signal], field, nbits, taken)
+    sent = []
+    for name in ("high", "low"):
+        field = "keys." + name
+        lst = obj.get(name)
+        if not isinstance(lst, list) or not lst:
+            raise ConfigError(field, "must list the chain bits tied %s (a sentinel each "
+                              "way, so that a broken chain is seen), got %r" % (
+                                  "to 3.3 V" if name == "high" else "to GND", lst))
+        sent.append(tuple([_bit(b, field, nbits, taken) for b in lst]))
+    return {"bus": bus, "load": load, "nbits": nbits, "invert": invert, "bits": out,
+            "high": sent[0], "low": sent[1]}
+
+
+def _bit(b, field, nbits, taken):
+    if not _is_int(b) or not 0 <= b < nbits:
+        raise ConfigError(field, "must be a chain bit 0..%d (8 per chip), got %r"
+                          % (nbits - 1, b))
+    if b in taken:
+        raise ConfigError(field, "bit %d is already %s" % (b, taken[b]))
+    taken[b] = field
+    return b
 
 
 def _parse_output(pins, signal, spec):
@@ -287,28 +385,43 @@ def parse_board(obj):
     outs = _need_obj(obj["outputs"], "outputs", "signal: pin")
     _known(ins, "inputs", INPUT_SIGNALS)
     _known(outs, "outputs", OUTPUT_SIGNALS)
+    chained = obj.get("keys", {}).get("bits") if isinstance(obj.get("keys"), dict) else None
+    if not isinstance(chained, dict):
+        chained = {}
     for signal in INPUT_SIGNALS:
-        if signal not in ins:
-            raise ConfigError("inputs." + signal, "missing: every table input needs a pin")
+        if signal not in ins and signal not in chained:
+            raise ConfigError("inputs." + signal, "missing: every table input needs a pin "
+                              "(or, for a key, a bit of the keys chain)")
     for signal in REQUIRED_OUTPUTS:
         if signal not in outs:
             raise ConfigError("outputs." + signal, "missing: every table needs it")
-    pins = _Pins()
-    inputs = []
+    pins = _Pins(_parse_strapping(obj.get("strapping_ok")))
+    inputs = []  # type: list
     for signal in INPUT_SIGNALS:
-        inputs.append(_parse_input(pins, signal, ins[signal]))
+        inputs.append(_parse_input(pins, signal, ins[signal]) if signal in ins else None)
     outputs = {}
     for signal in OUTPUT_SIGNALS:
         if signal in outs:
             outputs[signal] = _parse_output(pins, signal, outs[signal])
     lamps = _parse_lamps(pins, obj["lamps"])
+    keys = None
+    if obj.get("keys") is not None:
+        keys = _parse_keys(pins, obj["keys"], lamps, ins)
+        for i in range(len(inputs)):
+            if inputs[i] is None:
+                inputs[i] = (INPUT_SIGNALS[i], None, None, keys["invert"])
     reader = _parse_reader(pins, obj["reader"]) if obj.get("reader") is not None else None
     timers = _parse_timers(obj.get("timers"), outputs)
     timings = _parse_timings(obj.get("timings"))
+    for pin in sorted(pins.ok):
+        if pin not in pins.excused:
+            raise ConfigError("strapping_ok.%d" % pin, "GPIO%d is no input of this board: "
+                              "nothing to excuse" % pin)
     b = Board()
     b.name = name
     b.description = desc
     b.inputs = tuple(inputs)
+    b.keys = keys
     b.outputs = outputs
     b.lamps = lamps
     b.reader = reader

@@ -33,8 +33,12 @@ class Board:
     def __init__(self):
         self.name = ""
         self.description = ""
-        # One (signal, pin, pull, invert) per INPUT_SIGNALS entry, same order.
+        # One (signal, pin, pull, invert) per INPUT_SIGNALS entry, same order;
+        # pin and pull are None for a key read through the chain (keys).
         self.inputs = ()
+        # None, or the 74HC165 chain of the keys: bus "hc165", load (GPIO),
+        # nbits, invert, bits {signal: bit}, high and low (sentinel bits)
+        self.keys = None
         self.outputs = {}  # signal -> pin, for the outputs present
         # bus "hc595": spi, sck, mosi, miso (None), latch, oe (None), baudrate
         # bus "neopixel": pin, count, colour (tuple)

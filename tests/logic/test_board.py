@@ -9,7 +9,7 @@ from sicbo.errors import ConfigError
 KEYS = ("supervisor", "key_bell", "key_void", "key_payout", "key_confirm",
         "key_face_1", "key_face_2", "key_face_3", "key_face_4", "key_face_5",
         "key_face_6")
-KEY_PINS = (32, 33, 14, 27, 13, 21, 22, 4, 16, 17, 5)
+KEY_PINS = (32, 33, 14, 27, 13, 21, 22, 4, 16, 17, 38)
 
 
 def board_dict(**changes):
@@ -18,7 +18,8 @@ def board_dict(**changes):
               "clasp_right": {"pin": 36, "pull": "none"},
               "shake": {"pin": 39, "pull": "none"}}
     for k in range(len(KEYS)):
-        inputs[KEYS[k]] = {"pin": KEY_PINS[k], "pull": "up", "invert": True}
+        inputs[KEYS[k]] = {"pin": KEY_PINS[k], "pull": "none" if KEY_PINS[k] >= 34 else "up",
+                           "invert": True}
     b = {
         "name": "test board",
         "inputs": inputs,
@@ -65,14 +66,10 @@ def test_good_board_loads_with_defaults():
     assert b.pins[19] == "lamps.latch" and b.pins[34] == "inputs.cover"
 
 
-def test_strapping_pin_is_a_warning_naming_signal_and_pin():
+def test_strapping_pin_output_is_a_warning_naming_signal_and_pin():
     b = board.parse_board(board_dict())
-    assert len(b.warnings) == 2  # bell on GPIO15, key_face_6 on GPIO5
-    assert b.warnings[0].startswith("outputs.bell: GPIO15 ") or \
-        b.warnings[1].startswith("outputs.bell: GPIO15 ")
-    b = board.parse_board(with_input("key_face_1", {"pin": 0, "pull": "up"}))
-    found = [w for w in b.warnings if "inputs.key_face_1" in w]
-    assert len(found) == 1 and "GPIO0 " in found[0] and "download" in found[0]
+    assert len(b.warnings) == 1  # bell on GPIO15
+    assert b.warnings[0].startswith("outputs.bell: GPIO15 ")
     for pin in (2, 12):
         b = board.parse_board(with_output("solenoid", pin))
         found = [w for w in b.warnings if w.startswith("outputs.solenoid: GPIO%d " % pin)]
@@ -103,6 +100,7 @@ def test_output_on_input_only_pin_refused():
         d["inputs"]["clasp_right"] = {"pin": 12, "pull": "up"}
         d["inputs"]["shake"] = {"pin": 3, "pull": "up"}
         d["outputs"]["solenoid"] = pin
+        d["strapping_ok"] = {"0": "test", "2": "test", "12": "test"}
         e = refusal(d)
         assert e.field == "outputs.solenoid", e
         assert ("GPIO%d " % pin) in e.message and "input-only" in e.message
@@ -112,6 +110,7 @@ def test_lamp_pins_are_outputs_too():
     d = board_dict()
     d["inputs"]["cover"] = {"pin": 32, "pull": "none"}
     d["inputs"]["supervisor"] = {"pin": 2, "pull": "up"}
+    d["strapping_ok"] = {"2": "test"}
     d["lamps"]["latch"] = 34
     e = refusal(d)
     assert e.field == "lamps.latch" and "GPIO34 " in e.message and "input-only" in e.message
@@ -228,11 +227,13 @@ def test_lamp_bus_refusals():
 
 
 def test_reader_uart():
-    b = board.parse_board(board_dict(reader={"uart": 2, "tx": 12, "rx": 2}))
-    assert b.reader == {"uart": 2, "tx": 12, "rx": 2, "baudrate": 9600}
+    b = board.parse_board(board_dict(reader={"uart": 2, "tx": 12, "rx": 37}))
+    assert b.reader == {"uart": 2, "tx": 12, "rx": 37, "baudrate": 9600}
+    e = refusal(board_dict(reader={"uart": 2, "tx": 2, "rx": 12}))  # an input too
+    assert e.field == "reader.rx" and "GPIO12 " in e.message and "strapping_ok" in e.message
     e = refusal(board_dict(reader={"uart": 0, "tx": 17, "rx": 16}))
     assert e.field == "reader.uart" and "REPL" in e.message
-    d = board_dict(reader={"uart": 1, "tx": 35, "rx": 2})
+    d = board_dict(reader={"uart": 1, "tx": 35, "rx": 2}, strapping_ok={"0": "t", "2": "t"})
     d["inputs"]["clasp_left"] = {"pin": 0, "pull": "up"}
     e = refusal(d)
     assert e.field == "reader.tx" and "GPIO35 " in e.message and "input-only" in e.message
