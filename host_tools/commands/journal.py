@@ -70,81 +70,54 @@ def _read(path):
 # ---- Reading -------------------------------------------------------------------
 
 
-def check(rec):
-    """0 if the record's type allows it, else a damage code: the firmware's own
-    check (sicbo.journal.check)."""
-    from sicbo import journal
-
-    firmware = getattr(journal, "check", None)
-    if firmware is not None:
-        return firmware(rec)
-    return _interim_check(rec)
-
-
-# Until sicbo.journal.check exists (issue 9): the minimum the host must not
-# trust. Removed when the firmware's check lands.
-_INTERIM_NAMES = ("", "unknown record type", "bad length for its type", "dice not 1..6",
-                  "unknown void reason")
-
-
-def _interim_check(rec):
-    from sicbo import events as E
-    from sicbo import journal
-
-    t = rec.type
-    if not E.J_BOOT <= t <= E.J_DIAG:
-        return 1
-    if t != E.J_METERS and rec.length != journal.REC_LEN:
-        return 2
-    n = {E.J_RESULT: 3, E.J_READER: 3, E.J_CORRECTION: 6, E.J_HOLD: 6}.get(t, 0)
-    if any(not 1 <= rec.p(i) <= 6 for i in range(n)):
-        return 3
-    if t == E.J_VOID and not E.V_STACKED <= rec.p(0) <= E.V_FAULT:
-        return 4
-    return 0
-
-
 def damage_name(code):
-    from sicbo import journal, texts
+    """The text of a damage code E.BAD_* (texts.DAMAGE_NAMES)."""
+    from sicbo import texts
 
-    names = getattr(texts, "DAMAGE_NAMES", None) or getattr(journal, "DAMAGE_NAMES", None)
-    if not hasattr(journal, "check"):
-        names = _INTERIM_NAMES
-    if isinstance(names, dict):
-        return names.get(code, "damage %d" % code)
-    if names is not None and 0 <= code < len(names):
+    names = getattr(texts, "DAMAGE_NAMES", ())
+    if 0 < code < len(names):
         return names[code]
-    return "damage %d" % code
+    return "damage code %d" % code
 
 
 class Reading:
-    """A journal read the way the board reads it (Replay, Recall), plus what
-    the board skips: the damaged stretches and records, with where they are."""
+    """A journal read the way the board reads it: the round machine's own
+    replay (sicbo.roundstate.RoundState, which checks every record against its
+    type, the sequence, the round and the state, and applies only the good
+    ones) and recall, fed only the records the replay applied; plus what the
+    board skips, with where it is: damaged stretches and damaged records."""
 
     def __init__(self, segs, table, keep=ALL_ROUNDS):
         from sicbo import journal, recall
+        from sicbo.roundstate import RoundState
 
         self.table = table
         self.segments = len(segs)
         self.bytes = 0
-        self.replay = journal.Replay()
+        self.replay = RoundState()
         self.recall = recall.Recall(table, keep)
-        self.records = []  # [(segment name, Record, damage code)]
+        self.records = []  # [(segment name, Record, damage code or -1 duplicate)]
         self.damage = []  # dicts, in journal order
+        self.duplicates = 0
         for name, data in segs:
             self.bytes += len(data)
-            recs = journal.records(data)
+            found = []
+            journal.Scanner().walk(data, lambda b, o, gap, out=found: out.append((o, gap)))
+            recs = [journal.Record(data, o) for o, _gap in found]
             self._stretches(name, data, recs)
-            for rec in recs:
-                code = check(rec)
+            for (off, gap), rec in zip(found, recs, strict=True):
+                code = self.replay.take(data, off, gap)
                 self.records.append((name, rec, code))
-                if code:
+                if code < 0:
+                    self.duplicates += 1
+                elif code:
                     self.damage.append({
                         "kind": "record", "segment": name, "offset": rec.offset,
                         "bytes": rec.length, "seq": rec.seq, "round": rec.round,
                         "type": _type_name(rec.type), "code": code,
                         "reason": damage_name(code)})
-                self._apply(name, rec)
+                else:
+                    self._recall(name, rec)
 
     def _stretches(self, name, data, recs):
         # Bytes between valid records are corruption; after the last one, a
@@ -159,25 +132,19 @@ class Reading:
             self.damage.append({"kind": "torn", "segment": name, "offset": off,
                                 "bytes": len(data) - off})
 
-    def _apply(self, name, rec):
-        # The firmware's replay and recall decide what a damaged record does to
-        # its round; should either still fail on one, the record is reported
-        # as damage and the reading goes on.
-        for what in (self.replay, self.recall):
-            try:
-                what.apply(rec)
-            except (ValueError, IndexError, KeyError, TypeError, struct.error) as e:
-                self.damage.append({
-                    "kind": "unusable", "segment": name, "offset": rec.offset,
-                    "bytes": rec.length, "seq": rec.seq, "round": rec.round,
-                    "type": _type_name(rec.type), "code": None,
-                    "reason": "%s: %s" % (type(what).__name__.lower(), e)})
+    def _recall(self, name, rec):
+        # Should recall still fail on a record the replay accepted, the record
+        # is reported as damage and the reading goes on: never a traceback.
+        try:
+            self.recall.apply(rec)
+        except (ValueError, IndexError, KeyError, TypeError, struct.error) as e:
+            self.damage.append({
+                "kind": "unusable", "segment": name, "offset": rec.offset,
+                "bytes": rec.length, "seq": rec.seq, "round": rec.round,
+                "type": _type_name(rec.type), "code": None, "reason": "recall: %s" % e})
 
     def unreadable_bytes(self):
         return sum(d["bytes"] for d in self.damage if d["kind"] in ("corrupt", "torn"))
-
-    def damaged_seqs(self):
-        return {rec.seq: code for _n, rec, code in self.records if code}
 
     def round_info(self, rid):
         for r in self.recall.rounds:
@@ -288,15 +255,18 @@ def record_dict(name, rec, code, table=None):
          "segment": name, "offset": rec.offset,
          "payload": binascii.hexlify(bytes(rec.payload)).decode()}
     d.update(fields(rec, table))
-    d["damage"] = {"code": code, "reason": damage_name(code)} if code else None
+    d["damage"] = {"code": code, "reason": damage_name(code)} if code > 0 else None
+    d["duplicate"] = code < 0
     return d
 
 
 def record_line(rec, code, table):
     from sicbo.logtext import journal_line
 
-    if code:
+    if code > 0:
         return journal_line(rec) + "  DAMAGED: %s (not used)" % damage_name(code)
+    if code < 0:
+        return journal_line(rec) + "  (duplicate: ignored)"
     return journal_line(rec, table)
 
 
@@ -389,7 +359,7 @@ def run(args):
             "empty": not rd.records,
             "unreadable_bytes": rd.unreadable_bytes(), "last_seq": rp.seq,
             "rounds_seen": rp.round, "boots": rp.boot, "state": _state(rp.state),
-            "open_round": rp.open_seq != 0,
+            "open_round": rp.open_seq != 0, "duplicates": rd.duplicates,
             "damage": rd.damage,
             "recall": [round_dict(r, table, damaged_rounds) for r in rounds],
             "meters": rd.recall.meters.as_dict(table),
@@ -410,7 +380,8 @@ def run(args):
               "or damage): skipped, never used" % torn)
     bad = [d for d in rd.damage if d["kind"] not in ("corrupt", "torn")]
     if bad:
-        print("         %d record(s) damaged: CRC-valid but not allowed by their type, "
+        print("         %d record(s) damaged: CRC-valid but not allowed by their type "
+              "or their place in the journal, "
               "never used" % len({d["seq"] for d in bad}))
     for d in rd.damage:
         print("damage:  " + _damage_line(d))
