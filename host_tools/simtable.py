@@ -28,6 +28,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from host_tools import simkeys
+
 PROTOCOL = "sicbo-sim 1"
 MAX_EVENTS = 10000
 MAX_FRAMES = 1000
@@ -104,6 +106,9 @@ class TableServer:
         self._inputs: dict[str, _Input] = {}
         for name, spec in (board.get("inputs") or {}).items():
             self._inputs[name] = _Input(name, spec)
+        self._chain = simkeys.chain_of(board)  # the keys' 74HC165 chain, if any
+        if self._chain is not None:
+            self._inputs.update(self._chain.keys)  # type: ignore[arg-type]
         self._outputs: dict[str, _Output] = {}
         for name, spec in (board.get("outputs") or {}).items():
             pin = spec.get("pin") if isinstance(spec, dict) else spec
@@ -314,8 +319,10 @@ class TableServer:
             self._pin_levels.clear()
             self._event("connect", boot=self._boots, reset_cause=RESET_NAMES.get(cause, cause))
             self._send(b"C", bytes((cause,)))
+            for frame in self._chain.attach() if self._chain is not None else ():
+                self._send(*frame)
             for name, inp in self._inputs.items():
-                self._send(b"I", bytes((inp.pin, inp.pad(self._physical[name]))))
+                self._send(*self._input_frame(inp, self._physical[name]))
             self._send(b"Y", b"")
         elif kind == b"P" and len(pl) == 6:
             pin, level = pl[0], pl[1]
@@ -331,7 +338,8 @@ class TableServer:
                 out.pwm = pwm
             self._event("pwm", signal=out.name if out else None, pin=pin, pwm=pwm)
         elif kind == b"S" and len(pl) >= 2:
-            if pl[0] == self.mosi:
+            if pl[0] == self.mosi and not (self._chain is not None
+                                           and self._chain.is_key_read(pl[1])):
                 self._shift.extend(pl[2:])
                 if len(self._shift) > 4096:
                     del self._shift[:-4096]
@@ -353,6 +361,8 @@ class TableServer:
     def _pin(self, pin: int, level: int, ticks: int) -> None:
         old = self._pin_levels.get(pin, 0)
         self._pin_levels[pin] = level
+        if self._chain is not None:
+            self._chain.pin(pin, level)
         out = self._by_pin_out.get(pin)
         if out is not None:
             self._output_level(out, level, ticks)
@@ -410,7 +420,12 @@ class TableServer:
         self._physical[name] = active
         inp = self._inputs[name]
         self._event("input", signal=name, level=active, how=how)
-        self._send(b"I", bytes((inp.pin, inp.pad(active))))
+        self._send(*self._input_frame(inp, active))
+
+    def _input_frame(self, inp: _Input, active: int) -> tuple[bytes, bytes]:
+        if isinstance(inp, simkeys.ChainKey):  # a key on the 74HC165 chain
+            return inp.frame(active)
+        return b"I", bytes((inp.pin, inp.pad(active)))
 
     # ---- control channel ----------------------------------------------------
 
