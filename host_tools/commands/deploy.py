@@ -1,11 +1,13 @@
 """`sicbo deploy`: check the board, compile device/ for it, upload what changed
 with the board and table files, verify every hash, write the manifest, reset.
+A board already up to date is left as it is (no copy, no reset); a board
+running frozen firmware gets only main.py and its configuration.
 See host_tools/deploy.py."""
 
 import os
 import sys
 
-from host_tools import REPO
+from host_tools import DEVICE, REPO
 
 NAME = "deploy"
 HELP = "deploy the firmware, board file and table file to a board (incremental, verified)"
@@ -20,19 +22,26 @@ def add_arguments(parser):
     parser.add_argument("--table", metavar="FILE",
                         default=os.path.join(REPO, "board_config", "tables", "macau-2004.json"),
                         help="table file (default: board_config/tables/macau-2004.json)")
+    parser.add_argument("--device", metavar="DIR", default=DEVICE,
+                        help="the firmware's folder (default: device/ of this checkout)")
     parser.add_argument("--no-reset", action="store_true",
-                        help="do not reset the board at the end (the app does not start)")
+                        help="do not reset the board at the end, nor start the app of a board "
+                             "already up to date (the app does not start)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print the summary only")
 
 
 def run(args):
+    from host_tools.cli import UsageError
     from host_tools.deploy import deploy
 
     def log(text):
         if not args.quiet:
             print(text, flush=True)
 
-    report = deploy(args.port, args.board, args.table, reset=not args.no_reset, log=log)
+    if not os.path.isdir(args.device):
+        raise UsageError("no firmware folder %s" % args.device)
+    report = deploy(args.port, args.board, args.table, device_dir=args.device,
+                    reset=not args.no_reset, log=log)
     for rel in report.copied:
         log("  copied  %s" % rel)
     for rel in report.removed:

@@ -1,4 +1,9 @@
-"""sicbo deploy against the virtual board, with the real mpremote CLI."""
+"""sicbo deploy against the virtual board, with the real mpremote CLI.
+
+The device/ copy the tests deploy has a main.py of its own that appends one
+byte to /starts.txt each time it runs: every start of the entry shows, whether
+by a reset or by a no-change deploy's restart, without the whole app (which
+does not fit the 110k heap these tests use)."""
 
 import hashlib
 import json
@@ -13,11 +18,18 @@ import pytest
 
 from host_tools import DEVICE, REPO
 from host_tools import deploy as dp
-from host_tools.vboard import RTC_FILE, VirtualBoard
+from host_tools.vboard import RTC_FILE, SIM_DIR, VirtualBoard
 
 BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
+STARTS = "starts.txt"
+COUNTING_MAIN = """\
+# test entry: counts its starts
+f = open('/starts.txt', 'a')
+f.write('s')
+f.close()
+"""
 
 
 @pytest.fixture(scope="module")
@@ -32,15 +44,32 @@ def device(tmp_path_factory):
     """A private copy of device/ that the tests may change."""
     d = str(tmp_path_factory.mktemp("dev") / "device")
     shutil.copytree(DEVICE, d, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    with open(os.path.join(d, "main.py"), "w") as f:
+        f.write(COUNTING_MAIN)
     return d
+
+
+def starts(vb):
+    try:
+        with open(os.path.join(vb.fs, STARTS)) as f:
+            return len(f.read())
+    except FileNotFoundError:
+        return 0
+
+
+def wait_starts(vb, n, timeout=10):
+    end = time.monotonic() + timeout
+    while starts(vb) < n and time.monotonic() < end:
+        time.sleep(0.01)
+    return starts(vb)
 
 
 def board_files(vb):
     out = {}
     for top, _dirs, files in os.walk(vb.fs):
         for name in files:
-            if name == RTC_FILE and top == vb.fs:
-                continue  # the simulated RTC's state, not deployed content
+            if name in (RTC_FILE, STARTS) and top == vb.fs:
+                continue  # the simulated RTC's state, the test main.py's count
             path = os.path.join(top, name)
             with open(path, "rb") as f:
                 out[os.path.relpath(path, vb.fs)] = hashlib.sha256(f.read()).hexdigest()
@@ -63,12 +92,14 @@ def run_deploy(vb, device, **kw):
     resets = vb.hard_resets
     r = dp.deploy(vb.port, kw.pop("board", BOARD), kw.pop("table", TABLE), device_dir=device,
                   settle=0, **kw)
-    if kw.get("reset", True):
+    if kw.get("reset", True) and not r.current:
         # as with a real board, bytes sent while it resets are lost: wait for the reboot
         end = time.monotonic() + 10
         while vb.hard_resets == resets and time.monotonic() < end:
             time.sleep(0.01)
         assert vb.hard_resets > resets, "the board did not reset"
+    if r.current:
+        assert vb.hard_resets == resets, "a board up to date was reset"
     return r
 
 
@@ -82,6 +113,13 @@ def test_deploy_from_empty(vb, device):
     assert m["firmware"] == __import__("sicbo").FIRMWARE_VERSION
     assert m["revision"] and m["mpy"] == "6.3"
     assert m["board"] == "virtual"
+    assert m["kind"] == "deployed" and r.kind == "deployed"
+    assert m["code_sha256"] == dp.code_hash(device) == r.code
+    assert m["compiler"] == dp.mpy_cross_version_line()
+    assert not any(p.startswith("remote/") for p in m["files"])  # host-side code stays home
+    assert not os.path.exists(os.path.join(vb.fs, "remote"))
+    assert r.summary().startswith("deployed deployed code %s (firmware " % r.code)
+    assert wait_starts(vb, 1) == 1  # the reset started main.py
     assert open(os.path.join(vb.fs, "table.json")).read() == open(TABLE).read()
     assert r.mpremote_runs == 3
     # the compiled firmware imports on the board
@@ -92,12 +130,53 @@ def test_deploy_from_empty(vb, device):
     assert out.split() == [m["firmware"], "sicbo/settle.mpy"], out
 
 
-def test_redeploy_without_change_copies_nothing(vb, device):
-    before = vb.bytes_in
+def test_redeploy_without_change_copies_nothing_and_does_not_reset(vb, device):
+    before = (vb.bytes_in, vb.hard_resets, starts(vb))
     r = run_deploy(vb, device)
-    assert r.copied == [] and r.removed == []
-    assert r.mpremote_runs == 2  # probe, reset
-    assert vb.bytes_in - before < 20_000
+    assert r.current and r.copied == [] and r.removed == []
+    assert r.mpremote_runs == 1  # the probe; the clock and the restart ride on it
+    assert vb.hard_resets == before[1]  # no reset
+    assert vb.bytes_in - before[0] < 10_000
+    assert r.summary().startswith("board up to date: deployed code %s (firmware " % r.code)
+    assert "nothing copied, no reset, app restarted" in r.summary()
+    # the probe's Ctrl-C stopped the app: it was started again, once, without a reset
+    assert wait_starts(vb, before[2] + 1) == before[2] + 1
+    time.sleep(0.2)
+    assert starts(vb) == before[2] + 1 and vb.hard_resets == before[1]
+    # --no-reset: not even that
+    r = run_deploy(vb, device, reset=False)
+    assert r.current and not r.reset
+    time.sleep(0.2)
+    assert starts(vb) == before[2] + 1
+    assert_consistent(vb)
+
+
+def test_cli_redeploy_without_change(vb, device):
+    """Through `sicbo deploy` as a technician runs it: says so, no reset."""
+    run_deploy(vb, device)  # whatever an earlier test left: up to date now
+    before = (vb.hard_resets, starts(vb))
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "host_tools", "deploy", "--port", vb.port,
+                        "--board", BOARD, "--table", TABLE, "--device", device],
+                       cwd=REPO, capture_output=True, text=True, timeout=60)
+    seconds = time.monotonic() - t0
+    assert r.returncode == 0, r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    assert last.startswith("board up to date: deployed code %s" % dp.code_hash(device)), last
+    assert "nothing copied, no reset" in last
+    assert vb.hard_resets == before[0]
+    assert wait_starts(vb, before[1] + 1) == before[1] + 1
+    assert seconds < 5  # the goal, 0.6 s, is measured by bench/bench_deploy.py
+    assert_consistent(vb)
+
+
+def test_changed_configuration_is_copied_and_resets(vb, device, tmp_path):
+    table = tmp_path / "table.json"
+    table.write_text(open(TABLE).read().replace("{", "{ ", 1))  # same table, other bytes
+    r = run_deploy(vb, device, table=str(table))  # asserts the reset
+    assert r.copied == ["table.json"] and not r.current
+    r = run_deploy(vb, device)
+    assert r.copied == ["table.json"]
     assert_consistent(vb)
 
 
@@ -105,8 +184,11 @@ def test_redeploy_after_changing_one_file_copies_only_it(vb, device):
     path = os.path.join(device, "sicbo", "dates.py")
     with open(path, "a") as f:
         f.write("\nDEPLOY_TEST_MARK = 1\n")
+    resets = vb.hard_resets
     r = run_deploy(vb, device)
-    assert r.copied == ["sicbo/dates.mpy"]
+    assert r.copied == ["sicbo/dates.mpy"] and not r.current
+    assert vb.hard_resets > resets  # a deploy that changed files resets
+    assert r.mpremote_runs == 3
     assert_consistent(vb)
 
 
@@ -185,7 +267,7 @@ def test_hash_that_does_not_verify_is_reported(vb, device):
     class Corrupting(dp.MpRemote):
         def run(self, *args):
             # alter the bytes sent for dates.mpy after its hash went into the manifest
-            mark = "_sicbo_w('/sicbo/dates.mpy', 'wb', '"
+            mark = "sd_w('/sicbo/dates.mpy', 'wb', '"
             args = [a.replace(mark + a[a.find(mark) + len(mark)], mark + "A", 1)
                     if mark in a else a for a in args]
             return super().run(*args)
@@ -195,6 +277,139 @@ def test_hash_that_does_not_verify_is_reported(vb, device):
     assert not os.path.exists(os.path.join(vb.fs, dp.MANIFEST))
     run_deploy(vb, device, reset=False)
     assert_consistent(vb)
+
+
+# -- frozen firmware ----------------------------------------------------------
+
+def frozen_image(folder, code):
+    """A stand-in for a frozen firmware image on the virtual board: sim/ (which
+    it serves as frozen modules anyway) plus the generated module frozen_id."""
+    os.makedirs(folder)
+    for name in os.listdir(SIM_DIR):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(SIM_DIR, name), os.path.join(folder, name))
+    with open(os.path.join(folder, "frozen_id.py"), "w") as f:
+        f.write('CODE_SHA256 = "%s"\n' % code)
+    return folder
+
+
+def frozen_board(folder, image):
+    vb = VirtualBoard(folder, heap="110k", frozen=image)
+    vb.start()
+    if vb.frozen_in:  # an interpreter with sim/ frozen in serves no frozen folder
+        vb.stop()
+        pytest.skip("this interpreter has sim/ frozen in: no stand-in frozen image")
+    return vb
+
+
+def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
+    folder = str(tmp_path / "vbf")
+    code = dp.code_hash(device)
+    compiled = sorted(rel for rel, _, c in dp.plan_sources(device) if c)
+    with VirtualBoard(folder, heap="110k") as vb:  # deployed code, before the image
+        r = run_deploy(vb, device)
+        assert r.kind == "deployed" and r.code == code
+    # the frozen image built from the same tree: the code files would shadow it
+    vb = frozen_board(folder, frozen_image(str(tmp_path / "image"), code))
+    try:
+        lines = []
+        r = run_deploy(vb, device, log=lines.append)
+        assert (r.kind, r.code) == ("frozen", code)
+        assert any(line.endswith("frozen firmware " + code) for line in lines), lines
+        assert r.copied == [] and sorted(r.removed) == compiled
+        assert r.summary().startswith("deployed frozen firmware %s (firmware %s"
+                                      % (code, __import__("sicbo").FIRMWARE_VERSION))
+        m = assert_consistent(vb)
+        assert sorted(m["files"]) == ["board.json", "main.py", "table.json"]
+        assert (m["kind"], m["code_sha256"], m["compiler"]) == ("frozen", code, None)
+        assert sorted(os.listdir(vb.fs)) == sorted(
+            ["board.json", "main.py", "table.json", dp.MANIFEST, STARTS]
+            + [n for n in os.listdir(vb.fs) if n.startswith(".")])  # no code, no folders
+        # again: nothing to do
+        r = run_deploy(vb, device)
+        assert r.current and r.mpremote_runs == 1
+        assert r.summary().startswith("board up to date: frozen firmware " + code)
+        # a code file on the filesystem would shadow the frozen module: removed
+        with open(os.path.join(vb.fs, "shell.mpy"), "wb") as f:
+            f.write(b"M")
+        r = run_deploy(vb, device, reset=False)
+        assert r.removed == ["shell.mpy"] and r.copied == []
+        # main.py (the entry, not frozen code) is copied when it differs
+        os.remove(os.path.join(vb.fs, "main.py"))
+        r = run_deploy(vb, device, reset=False)
+        assert r.copied == ["main.py"]
+        assert_consistent(vb)
+    finally:
+        vb.stop()
+    # an image of other code: the board runs it, and deploy says so
+    other = "ab" * 32
+    vb = frozen_board(folder, frozen_image(str(tmp_path / "image2"), other))
+    try:
+        lines = []
+        r = run_deploy(vb, device, log=lines.append)
+        assert (r.kind, r.code) == ("frozen", other) and not r.current
+        assert any("not this tree's (%s)" % code in line for line in lines), lines
+        m = assert_consistent(vb)
+        assert m["code_sha256"] == other and m["firmware"] is None
+    finally:
+        vb.stop()
+    # stock MicroPython again: the code is deployed again
+    with VirtualBoard(folder, heap="110k") as vb:
+        r = run_deploy(vb, device)
+        assert r.kind == "deployed" and sorted(r.copied) == compiled
+        assert assert_consistent(vb)["kind"] == "deployed"
+
+
+# -- the code hash and the board-side code ------------------------------------
+
+def test_code_hash_definition(tmp_path):
+    d = tmp_path / "dev"
+    files = {"a.py": b"A = 1\n", "pkg/__init__.py": b"", "pkg/b.py": b"B = 2\n",
+             "pkg/remote/c.py": b"C = 3\n",  # only device/remote/ is the host's
+             "main.py": b"import a\n", "boot.py": b"\n", "remote/agent.py": b"x = 1\n",
+             "pkg/__pycache__/b.py": b"no\n", ".hidden/h.py": b"no\n", "notes.txt": b"no\n"}
+    for rel, data in files.items():
+        (d / rel).parent.mkdir(parents=True, exist_ok=True)
+        (d / rel).write_bytes(data)
+    h = hashlib.sha256()
+    for rel in ("a.py", "pkg/__init__.py", "pkg/b.py", "pkg/remote/c.py"):
+        h.update(b"%s\n%d\n" % (rel.encode(), len(files[rel])) + files[rel])
+    assert dp.code_hash(str(d)) == h.hexdigest()
+    assert [r for r, _, _ in dp.plan_sources(str(d))] == [
+        "a.mpy", "boot.py", "main.py", "pkg/__init__.mpy", "pkg/b.mpy", "pkg/remote/c.mpy"]
+    # the entry, the host's code and what is not installed do not count
+    for rel in ("main.py", "boot.py", "remote/agent.py", "pkg/__pycache__/b.py", "notes.txt"):
+        (d / rel).write_bytes(b"changed\n")
+    assert dp.code_hash(str(d)) == h.hexdigest()
+    # a module's bytes or its path do
+    (d / "pkg" / "b.py").write_bytes(b"B = 3\n")
+    assert dp.code_hash(str(d)) != h.hexdigest()
+    (d / "pkg" / "b.py").write_bytes(files["pkg/b.py"])
+    (d / "pkg" / "b.py").rename(d / "pkg" / "b2.py")
+    assert dp.code_hash(str(d)) != h.hexdigest()
+    assert dp.code_hash(DEVICE) == dp.code_hash(DEVICE)
+
+
+def test_board_side_code_comes_from_the_agent_file(tmp_path):
+    with open(dp.AGENT) as f:
+        agent = f.read()
+    codes = [dp.probe_code(["sicbo/a.mpy", "main.py"], {"code": "c", "compiler": "m",
+                                                       "files": {"main.py": "h"}}),
+             dp.prep_code(["sicbo/a.mpy"], ["x.mpy"]),
+             dp.commit_code('{"files": {}}')]
+    for i, code in enumerate(codes):
+        assert '"""' not in code and "#" not in code  # no docstrings, no comments sent
+        for line in code.splitlines():
+            if line.startswith("def "):
+                assert line in agent  # every function sent is the agent's own
+        src = tmp_path / ("step%d.py" % i)
+        src.write_text(code)
+        r = subprocess.run([dp.mpy_cross_exe(), "-o", str(tmp_path / "x.mpy"), str(src)],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    assert "def sd_commit" not in codes[0] and "def sd_probe" not in codes[2]
+    with pytest.raises(ValueError, match="sd_nothing"):
+        dp.agent_code("sd_nothing")
 
 
 # -- decisions, without a board ---------------------------------------------
