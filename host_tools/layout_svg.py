@@ -52,6 +52,11 @@ _PIPS = {
 }
 
 
+def fit(text, size, width):
+    """A font size at most size at which text fits in width (bold sans)."""
+    return min(size, (width - 8) / (0.62 * max(len(text), 1)))
+
+
 def _f(x):
     return ("%.1f" % x).rstrip("0").rstrip(".")
 
@@ -117,6 +122,16 @@ class Layout:
     def odds(self, code):
         return self.cfg.odds[areas.index_of(code)]
 
+    def odds_at(self, x, y, w, code, size, colour):
+        """The odds line of an area, centred in a cell at x of width w."""
+        text = self.pays(code)
+        self.svg.text(x + w / 2, y, text, fit(text, size, w), colour, "bold", family=SANS)
+
+    def pays(self, code, times=1):
+        """The odds line of an area ("not offered" when the table has it not)."""
+        o = self.odds(code)
+        return "%d to 1" % (o * times) if o else "not offered"
+
     def offered(self, code):
         i = areas.index_of(code)
         return i >= 0 and self.cfg.is_offered(i)
@@ -145,9 +160,6 @@ class Layout:
         s.add('<g opacity="%s">' % ("1" if offered else "0.45"))
         draw(x, y, w, h, colour)
         s.add("</g>")
-        if not offered and h >= 40:
-            s.text(x + w / 2, y + h - 5, "not offered", min(11, w / 7), "#c9d6cd",
-                   family=SANS, extra=' font-style="italic"')
         s.add("</g>")
 
     # ---- the rows -----------------------------------------------------------------
@@ -197,7 +209,7 @@ class Layout:
             s = self.svg
             s.text(x + w / 2, y + h * 0.36, code, min(44, w / 4), c, "bold")
             s.text(x + w / 2, y + h * 0.54, span, 20, c, family=SANS)
-            s.text(x + w / 2, y + h * 0.70, "1 to 1", 17, c, "bold", family=SANS)
+            self.odds_at(x, y + h * 0.70, w, code, 17, c)
             if code in self.kills:
                 s.text(x + w / 2, y + h * 0.86, "loses if any triple appears", min(12, w / 15),
                        c, family=SANS, extra=' font-style="italic"')
@@ -207,7 +219,7 @@ class Layout:
         def draw(x, y, w, h, c):
             s = self.svg
             s.text(x + w / 2, y + h * 0.40, code, min(26, w / 3.6), c, "bold")
-            s.text(x + w / 2, y + h * 0.58, "1 to 1", 14, c, "bold", family=SANS)
+            self.odds_at(x, y + h * 0.58, w, code, 14, c)
             if code in self.kills:
                 s.text(x + w / 2, y + h * 0.76, "loses on", 10.5, c, family=SANS)
                 s.text(x + w / 2, y + h * 0.76 + 13, "any triple", 10.5, c, family=SANS)
@@ -219,8 +231,7 @@ class Layout:
             size = min(w * 0.52, 40)
             s.die(x + (w - size) / 2, y + h * 0.12, size, n)
             s.die(x + (w - size) / 2, y + h * 0.12 + size * 1.15, size, n)
-            s.text(x + w / 2, y + h * 0.82, "%d to 1" % self.odds("DOUBLE_%d" % n), 14, c,
-                   "bold", family=SANS)
+            self.odds_at(x, y + h * 0.82, w, "DOUBLE_%d" % n, 14, c)
         return draw
 
     def _triple(self, n):
@@ -228,8 +239,7 @@ class Layout:
             s = self.svg
             size = min(h * 0.5, 24)
             s.dice_row(x + w / 2, y + h * 0.12, size, (n, n, n))
-            s.text(x + w / 2, y + h * 0.88, "%d to 1" % self.odds("TRIPLE_%d" % n), 13, c,
-                   "bold", family=SANS)
+            self.odds_at(x, y + h * 0.88, w, "TRIPLE_%d" % n, 13, c)
         return draw
 
     def _any_triple(self, x, y, w, h, c):
@@ -239,8 +249,7 @@ class Layout:
         step = (w - 24) / 6
         for k in range(6):
             s.dice_row(x + 12 + step * (k + 0.5), y + h * 0.42, size, (k + 1,) * 3, 1.5)
-        s.text(x + w / 2, y + h * 0.92, "%d to 1" % self.odds("ANY_TRIPLE"), 13, c, "bold",
-               family=SANS)
+        self.odds_at(x, y + h * 0.92, w, "ANY_TRIPLE", 13, c)
 
     def strip(self, y, h, codes, draw_of, rows=1):
         """Equal cells across the cloth, in rows."""
@@ -259,8 +268,7 @@ class Layout:
         def draw(x, y, w, h, c):
             s = self.svg
             s.text(x + w / 2, y + h * 0.52, str(t), min(40, h * 0.45), c, "bold")
-            s.text(x + w / 2, y + h * 0.82, "%d to 1" % self.odds(code), 14, c, "bold",
-                   family=SANS)
+            self.odds_at(x, y + h * 0.82, w, code, 14, c)
         return draw
 
     def _faces(self, code, faces):
@@ -269,8 +277,7 @@ class Layout:
             n = len(faces)
             size = min(h * 0.5, (w - 10) / (n * 1.18), 30)
             s.dice_row(x + w / 2, y + h * 0.1, size, faces)
-            s.text(x + w / 2, y + h * 0.87, "%d to 1" % self.odds(code), min(13, w / 5), c,
-                   "bold", family=SANS)
+            self.odds_at(x, y + h * 0.87, w, code, 13, c)
         return draw
 
     def _single(self, n):
@@ -279,16 +286,23 @@ class Layout:
         def draw(x, y, w, h, c):
             s = self.svg
             size = min(h * 0.5, 56)
-            s.die(x + w * 0.2 - size / 2 + 10, y + (h - size) / 2 - 6, size, n)
+            s.die(x + 14, y + (h - size) / 2, size, n)
             o = self.odds(code)
-            tx = x + w * 0.62
+            tx = x + 14 + size + (w - 14 - size) / 2
             s.text(tx, y + h * 0.30, "%d" % n, 26, c, "bold")
             shown = self.dice.count(n) if code in self.lit else 0
+            if not o:
+                s.text(tx, y + h * 0.62, "not offered", 12.5, c, family=SANS)
+                return
             for k, words in enumerate(("one die", "two dice", "three dice")):
-                bold = shown == k + 1
-                s.text(tx, y + h * (0.50 + 0.16 * k),
-                       "%s %d to 1%s" % (words, (k + 1) * o, "  ← pays" if bold else ""),
-                       13.5 if bold else 12.5, c, "bold" if bold else "normal", family=SANS)
+                ly = y + h * (0.50 + 0.16 * k)
+                if shown == k + 1:
+                    # The line this result pays, marked as a dealer would point at it.
+                    s.rect(tx - 64, ly - 13, 128, 18, "#3a2300", rx=9, extra=' opacity="0.9"')
+                    s.text(tx, ly, "%s %d to 1" % (words, (k + 1) * o), 12.5, LIT, "bold",
+                           family=SANS)
+                else:
+                    s.text(tx, ly, "%s %d to 1" % (words, (k + 1) * o), 12.5, c, family=SANS)
         return draw
 
     def draw(self, y):
@@ -424,7 +438,7 @@ def render(cfg, table, dice=None, lit_dice=True, title=None, round_id=None, when
         mid = 12 + hh + 12 + (y - hh - 24) / 2
         s.add('<g id="void-banner" transform="rotate(-12 %d %d)">' % (WIDTH // 2, mid))
         s.rect(WIDTH / 2 - 330, mid - 55, 660, 110, "#b3121f", "#ffffff", 4, 12,
-               extra=' opacity="0.88"')
+               extra=' opacity="0.8"')
         s.text(WIDTH / 2, mid + 28, "VOID", 84, "#ffffff", "bold",
                extra=' letter-spacing="18"')
         s.add("</g>")
