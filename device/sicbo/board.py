@@ -36,6 +36,7 @@ _FIELDS = ("name", "description", "mcu", "inputs", "outputs", "lamps", "reader",
            "timers", "timings", "keys", "strapping_ok")
 _KEYS_FIELDS = ("bus", "load", "chips", "invert", "bits", "high", "low")
 KEY_BUSES = ("hc165",)
+_KEYS_WHAT = "bus hc165, load, chips, invert, bits, high, low"
 _REQUIRED = ("name", "inputs", "outputs", "lamps")
 _INPUT_FIELDS = ("pin", "pull", "invert")
 _HC595_FIELDS = ("bus", "spi", "sck", "mosi", "miso", "latch", "oe", "baudrate")
@@ -189,7 +190,7 @@ def _parse_strapping(obj):
 
 def _parse_keys(pins, obj, lamps, ins):
     """The keys section: {signal: bit} of the chain and the chain itself."""
-    _need_obj(obj, "keys", "bus hc165, load, chips, bits, high, low")
+    _need_obj(obj, "keys", _KEYS_WHAT)
     _known(obj, "keys", _KEYS_FIELDS)
     bus = obj.get("bus")
     if bus not in KEY_BUSES:
@@ -385,9 +386,10 @@ def parse_board(obj):
     outs = _need_obj(obj["outputs"], "outputs", "signal: pin")
     _known(ins, "inputs", INPUT_SIGNALS)
     _known(outs, "outputs", OUTPUT_SIGNALS)
-    chained = obj.get("keys", {}).get("bits") if isinstance(obj.get("keys"), dict) else None
-    if not isinstance(chained, dict):
-        chained = {}
+    chained = {}  # type: dict
+    if obj.get("keys") is not None:
+        chained = _need_obj(_need_obj(obj["keys"], "keys", _KEYS_WHAT).get("bits"),
+                            "keys.bits", "signal: bit number")
     for signal in INPUT_SIGNALS:
         if signal not in ins and signal not in chained:
             raise ConfigError("inputs." + signal, "missing: every table input needs a pin "

@@ -302,3 +302,142 @@ def test_shipped_board_files_validate():
         for w in b.warnings:
             assert "REPL" not in w
         assert b.lamps["bus"] == "hc595"
+
+
+# ---- inputs on strapping pins; the keys' 74HC165 chain ----------------------
+
+CHAIN_BITS = {"key_bell": 0, "key_void": 1, "key_payout": 2, "key_confirm": 3,
+              "key_face_1": 4, "key_face_2": 5, "key_face_3": 6, "key_face_4": 7,
+              "key_face_5": 8, "key_face_6": 9}
+
+
+def chain_dict(**keys):
+    d = board_dict()
+    for name in CHAIN_BITS:
+        del d["inputs"][name]
+    d["lamps"]["miso"] = 37
+    k = {"bus": "hc165", "load": 2, "chips": 2, "invert": True, "bits": dict(CHAIN_BITS),
+         "low": [10, 11, 12, 13, 14], "high": [15]}
+    for name in keys:
+        if keys[name] is None:
+            del k[name]
+        else:
+            k[name] = keys[name]
+    d["keys"] = k
+    return d
+
+
+def test_input_on_strapping_pin_refused_naming_field_pin_and_remedy():
+    for pin in (0, 2, 5, 12, 15):
+        e = refusal(with_input("key_face_1", {"pin": pin, "pull": "up", "invert": True}))
+        assert e.field == "inputs.key_face_1", e
+        assert ("GPIO%d " % pin) in e.message and "strapping" in e.message
+        assert "strapping_ok" in e.message
+    d = board_dict()
+    d["lamps"]["miso"] = 12  # the chain's QH would set the flash voltage at reset
+    e = refusal(d)
+    assert e.field == "lamps.miso" and "GPIO12 " in e.message
+
+
+def test_input_on_strapping_pin_accepted_with_a_reason():
+    d = with_input("key_face_1", {"pin": 12, "pull": "down"})
+    d["strapping_ok"] = {"12": "external 10k pull-down; the key is open at reset"}
+    b = board.parse_board(d)
+    assert b.inputs[b.input_index("key_face_1")] == ("key_face_1", 12, "down", False)
+    found = [w for w in b.warnings if w.startswith("inputs.key_face_1: GPIO12 ")]
+    assert len(found) == 1 and "external 10k pull-down" in found[0]
+
+
+def test_strapping_ok_refusals():
+    d = board_dict(strapping_ok={"13": "why"})
+    e = refusal(d)
+    assert e.field == "strapping_ok.13" and "strapping pin" in e.message
+    e = refusal(board_dict(strapping_ok={"GPIO0": "why"}))
+    assert e.field == "strapping_ok.GPIO0"
+    e = refusal(board_dict(strapping_ok={"0": ""}))
+    assert e.field == "strapping_ok.0" and "reason" in e.message
+    e = refusal(board_dict(strapping_ok={"0": "unused"}))  # no input on GPIO0
+    assert e.field == "strapping_ok.0" and "no input" in e.message
+    e = refusal(board_dict(strapping_ok={"15": "the bell"}))  # an output needs none
+    assert e.field == "strapping_ok.15"
+    e = refusal(board_dict(strapping_ok=[0]))
+    assert e.field == "strapping_ok"
+
+
+def test_keys_on_the_chain():
+    b = board.parse_board(chain_dict())
+    k = b.keys
+    assert k["bus"] == "hc165" and k["load"] == 2 and k["nbits"] == 16 and k["invert"]
+    assert k["bits"] == CHAIN_BITS and k["high"] == (15,) and k["low"] == (10, 11, 12, 13, 14)
+    i = b.input_index("key_confirm")
+    assert b.inputs[i] == ("key_confirm", None, None, True)
+    assert b.inputs[b.input_index("supervisor")] == ("supervisor", 32, "up", True)
+    assert b.pins[2] == "keys.load" and b.pins[37] == "lamps.miso"
+    assert [w for w in b.warnings if w.startswith("keys.load: GPIO2 ")]  # an output: a warning
+    assert board.parse_board(board_dict()).keys is None
+    # Partly direct: key_face_6 on its own pin, the rest on the chain.
+    d = chain_dict()
+    del d["keys"]["bits"]["key_face_6"]
+    d["inputs"]["key_face_6"] = {"pin": 38, "pull": "none", "invert": True}
+    b = board.parse_board(d)
+    assert b.inputs[b.input_index("key_face_6")] == ("key_face_6", 38, "none", True)
+    assert "key_face_6" not in b.keys["bits"]
+
+
+def test_chain_section_errors_name_the_field():
+    cases = (
+        (chain_dict(bus="mcp23017"), "keys.bus", "hc165"),
+        (chain_dict(load=None), "keys.load", "missing"),
+        (chain_dict(load=34), "keys.load", "input-only"),
+        (chain_dict(load=32), "keys.load", "inputs.supervisor"),
+        (chain_dict(chips=None), "keys.chips", "missing"),
+        (chain_dict(chips=9), "keys.chips", "1 to 8"),
+        (chain_dict(invert="yes"), "keys.invert", "true or false"),
+        (chain_dict(bits=[1]), "keys.bits", "object"),
+        (chain_dict(high=None), "keys.high", "sentinel"),
+        (chain_dict(low=[]), "keys.low", "sentinel"),
+        (chain_dict(low=[16]), "keys.low", "0..15"),
+        (chain_dict(high=[9]), "keys.high", "keys.bits.key_face_6"),
+        (chain_dict(speed=1), "keys.speed", "unknown field"),
+    )
+    for d, field, words in cases:
+        e = refusal(d)
+        assert e.field == field and words in e.message, (field, e)
+    d = chain_dict()
+    d["keys"]["bits"]["key_void"] = 0
+    e = refusal(d)
+    assert e.field == "keys.bits.key_void" and "keys.bits.key_bell" in e.message
+    d = chain_dict()
+    d["keys"]["bits"]["cover"] = 10
+    e = refusal(d)
+    assert e.field == "keys.bits.cover" and "dealer's keys" in e.message
+    d = chain_dict()
+    d["keys"]["bits"]["lid"] = 10
+    assert refusal(d).field == "keys.bits.lid"
+    d = chain_dict()
+    d["inputs"]["key_bell"] = {"pin": 38, "pull": "none"}
+    e = refusal(d)
+    assert e.field == "keys.bits.key_bell" and "also in inputs" in e.message
+    d = chain_dict()
+    del d["keys"]["bits"]["key_bell"]
+    e = refusal(d)
+    assert e.field == "inputs.key_bell" and "missing" in e.message
+    d = chain_dict()
+    del d["lamps"]["miso"]
+    e = refusal(d)
+    assert e.field == "keys.bus" and "lamps" in e.message and "miso" in e.message
+    d = chain_dict()
+    d["lamps"] = {"bus": "neopixel", "pin": 18, "count": 10}
+    assert refusal(d).field == "keys.bus"
+
+
+def test_shipped_boards_keep_strapping_pins_free_of_inputs():
+    obj = _load("esp32-devkitc.json")
+    if obj is None:
+        return
+    b = board.parse_board(obj)
+    assert b.keys is not None and b.warnings == []
+    for field_pin in (0, 2, 5, 12, 15):
+        assert field_pin not in b.pins
+    for signal, pin, _pull, _inv in b.inputs:
+        assert pin is not None or signal in b.keys["bits"]

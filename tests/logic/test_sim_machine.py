@@ -486,3 +486,119 @@ def test_real_clock_fires_timers_when_pumped():
         assert machine.sim_ticks_diff(machine.sim_ticks_ms(), t0) >= 5
     finally:
         machine.sim_reset()
+
+
+# ---- the 74HC165 chain model (sim/_sim_hc165.py) ------------------------------
+
+HC_LOAD = 21
+HC_SCK = 18
+HC_MISO = 22
+
+
+def _hc(ds=0, nbits=16):
+    """A 2-chip chain: chip 0 inputs A..H = 1,0,1,0,0,0,0,1 (0x85), chip 1 0x3c."""
+    machine.sim_reset()
+    machine.sim_attach_165(HC_LOAD, HC_SCK, HC_MISO, nbits, ds)
+    for byte, v in ((0, 0x85), (1, 0x3C)):
+        for j in range(8):
+            machine.sim_set_165(HC_LOAD, byte * 8 + j, (v >> j) & 1)
+    return Pin(HC_LOAD, Pin.OUT, value=1)
+
+
+def _hc_spi(**kw):
+    return SPI(2, baudrate=1000000, sck=Pin(HC_SCK), mosi=Pin(23), miso=Pin(HC_MISO), **kw)
+
+
+def _pulse(load):
+    load.off()
+    load.on()
+
+
+def test_hc165_load_then_read_msb_first_chip_0_first():
+    load = _hc()
+    spi = _hc_spi()
+    _pulse(load)
+    assert spi.read(2) == b"\x85\x3c"
+    assert machine.sim_inputs_165(HC_LOAD) == bytes((1, 0, 1, 0, 0, 0, 0, 1,
+                                                     0, 0, 1, 1, 1, 1, 0, 0))
+    buf = bytearray(2)
+    _pulse(load)
+    spi.readinto(buf)
+    assert buf == bytearray(b"\x85\x3c")
+    machine.sim_set_165(HC_LOAD, 15, 1)  # an input changes: seen at the next load only
+    spi.readinto(buf)
+    assert buf == bytearray(2)  # no load pulse: the DS zeros shifted in
+    _pulse(load)
+    assert spi.read(2) == b"\x85\xbc"
+
+
+def test_hc165_without_load_pulse_reads_leftovers_and_ds():
+    load = _hc(ds=1)
+    spi = _hc_spi()
+    _pulse(load)
+    assert spi.read(1) == b"\x85"
+    assert spi.read(2) == b"\x3c\xff"  # chip 1, then DS (tied high here)
+    assert spi.read(1) == b"\xff"
+    # /PL held low: loading, the clock ignored, QH is chip 0's H input.
+    load.off()
+    assert spi.read(2) == b"\xff\xff"
+    machine.sim_set_165(HC_LOAD, 7, 0)
+    assert spi.read(2) == b"\x00\x00"
+    # A /PL never driven reads low: the chain never shifts.
+    _hc()
+    machine.sim_reset()
+    machine.sim_attach_165(HC_LOAD, HC_SCK, HC_MISO, 16)
+    machine.sim_set_165(HC_LOAD, 7, 1)
+    assert _hc_spi().read(2) == b"\xff\xff"
+
+
+def test_hc165_wrong_mode_or_bit_order_reads_wrong_bits():
+    load = _hc()
+    spi = _hc_spi(phase=1)  # mode 1: the 165 shifts before the master samples
+    _pulse(load)
+    assert spi.read(2) == bytes((0x0A, 0x78))  # (0x853c << 1) & 0xffff, DS 0 last
+    load = _hc()
+    spi = _hc_spi(firstbit=SPI.LSB)
+    _pulse(load)
+    assert spi.read(2) == bytes((0xA1, 0x3C))  # each byte reversed
+    load = _hc()
+    spi = _hc_spi(polarity=1, phase=0)  # mode 2 samples before the shift
+    _pulse(load)
+    assert spi.read(2) == b"\x85\x3c"
+    load = _hc()
+    load.off()
+    load.on()
+    spi = _hc_spi(polarity=1, phase=1)  # SCK goes idle high after the load: a shift
+    assert spi.read(2) == bytes((0x0A, 0x78))
+
+
+def test_hc165_shares_the_clock_not_the_data():
+    load = _hc()
+    spi = _hc_spi()
+    _pulse(load)
+    spi.write(b"\x00")  # a lamp write clocks the chain too
+    assert spi.read(1) == b"\x3c"
+    # Another bus (another SCK) does not clock it; a bus without its MISO
+    # does not read it.
+    other = SPI(1, sck=Pin(14), mosi=Pin(13), miso=Pin(HC_MISO))
+    _pulse(load)
+    machine.sim_spi_feed(1, b"\x99")
+    assert other.read(1) == b"\x99"
+    assert spi.read(1) == b"\x85"
+    spi2 = SPI(2, sck=Pin(HC_SCK), mosi=Pin(23), miso=Pin(19))
+    _pulse(load)
+    assert spi2.read(1) == b"\x00"  # MISO GPIO19: nothing drives it
+
+
+def test_hc165_arguments_checked_and_reset():
+    machine.sim_reset()
+    _raises(ValueError, machine.sim_attach_165, 6, HC_SCK, HC_MISO, 16)
+    _raises(ValueError, machine.sim_attach_165, HC_LOAD, HC_SCK, HC_MISO, 12)
+    _raises(ValueError, machine.sim_attach_165, HC_LOAD, HC_SCK, HC_MISO, 72)
+    _raises(ValueError, machine.sim_attach_165, HC_LOAD, HC_SCK, HC_MISO, 8, 2)
+    assert "no 74HC165" in _raises(ValueError, machine.sim_set_165, HC_LOAD, 0, 1)
+    machine.sim_attach_165(HC_LOAD, HC_SCK, HC_MISO, 8)
+    _raises(ValueError, machine.sim_set_165, HC_LOAD, 8, 1)
+    _raises(ValueError, machine.sim_set_165, HC_LOAD, 0, 2)
+    machine.sim_reset()
+    _raises(ValueError, machine.sim_inputs_165, HC_LOAD)
