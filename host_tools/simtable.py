@@ -40,7 +40,11 @@ INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "k
                  "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
                  "key_face_3", "key_face_4", "key_face_5", "key_face_6")
 OPS = ("ping", "signals", "set", "press", "release", "reader", "state", "lamps", "outputs",
-       "events", "next_reset_cause")
+       "events", "next_reset_cause", "power_cut", "power_on")
+# Ops that call into the virtual board (which may call back into the table):
+# run without the table's lock.
+UNLOCKED_OPS = ("power_cut", "power_on")
+WATCHDOG_RESET = 3
 
 
 class BoardError(ValueError):
@@ -150,6 +154,14 @@ class TableServer:
         self._listeners: list[socket.socket] = []
         self._clients: dict[socket.socket, bytes] = {}
         self._wake_r, self._wake_w = os.pipe()
+        # The board's power (the virtual board sets it): an object with
+        # power_cut() and power_on(timeout=0); None for a table alone.
+        self.power: Any = None
+        # Called (from the table's thread; must not wait) when the watchdog
+        # the board armed runs out on wall time: the virtual board resets it.
+        self.on_watchdog: Callable[[], None] | None = None
+        self._wdt_ms = 0                       # the armed watchdog's timeout
+        self._wdt_due: float | None = None     # time.monotonic() it runs out
 
     # ---- life ---------------------------------------------------------------
 
@@ -199,6 +211,9 @@ class TableServer:
         try:
             while not self._stopping:
                 timeout = self._due_releases()
+                wdt = self._due_watchdog()
+                if wdt is not None:
+                    timeout = wdt if timeout is None else min(timeout, wdt)
                 for key, _mask in self._sel.select(timeout):
                     kind = key.data
                     sock = key.fileobj
@@ -237,6 +252,25 @@ class TableServer:
                 return None
             return max(0.0, min(self._releases.values()) - now)
 
+    def _due_watchdog(self) -> float | None:
+        """The watchdog on wall time, as a board's runs whatever its program
+        does: seconds until it runs out, or None when not armed. When it has
+        run out: the reset is recorded (the next boot reads WDT_RESET) and
+        on_watchdog resets the board."""
+        with self._lock:
+            if self._wdt_due is None:
+                return None
+            left = self._wdt_due - time.monotonic()
+            if left > 0:
+                return left
+            self._wdt_due = None
+            self._resets.append(WATCHDOG_RESET)
+            self._next_cause = WATCHDOG_RESET
+            self._event("reset", cause="watchdog", timeout_ms=self._wdt_ms, by="table")
+        if self.on_watchdog is not None:
+            self.on_watchdog()
+        return None
+
     # ---- events -------------------------------------------------------------
 
     def _ms(self) -> int:
@@ -273,6 +307,7 @@ class TableServer:
         self._wire.close()
         self._wire = None
         with self._lock:
+            self._wdt_due = None  # the interpreter ended: its watchdog with it
             for out in self._outputs.values():
                 self._output_level(out, 0, None)
             self._event("disconnect", why=why)
@@ -314,6 +349,7 @@ class TableServer:
                 return
             self._hello = True
             self._boots += 1
+            self._wdt_due = None  # a new boot: no watchdog until the board arms one
             cause = self._next_cause
             self._next_cause = PWRON_RESET  # a kill without 'R' is a power cut
             self._pin_levels.clear()
@@ -351,7 +387,14 @@ class TableServer:
             if pl[0] == self.reader_tx:
                 self._reader_tx.extend(data)
             self._event("uart_tx", pin=pl[0], data=data.decode("latin-1"))
+        elif kind == b"W" and len(pl) == 4:
+            ms = int.from_bytes(pl, "big")
+            if ms and self._wdt_due is None:
+                self._event("watchdog", timeout_ms=ms)
+            self._wdt_ms = ms
+            self._wdt_due = time.monotonic() + ms / 1000 if ms else None
         elif kind == b"R" and len(pl) == 1:
+            self._wdt_due = None
             self._resets.append(pl[0])
             self._next_cause = pl[0]
             self._event("reset", cause=RESET_NAMES.get(pl[0], pl[0]))
@@ -476,6 +519,8 @@ class TableServer:
             self, "_op_%s" % op, None) if isinstance(op, str) and op in OPS else None
         if fn is None:
             raise RequestError("unknown op %r; ops are: %s" % (op, ", ".join(OPS)))
+        if op in UNLOCKED_OPS:
+            return fn(req)
         with self._lock:
             return fn(req)
 
@@ -555,8 +600,36 @@ class TableServer:
         self._next_cause = by_name[cause]
         return {"ok": True, "cause": cause}
 
+    def _power(self) -> Any:
+        if self.power is None:
+            raise RequestError("this table has no board power to switch (a table server "
+                               "without a virtual board)")
+        return self.power
+
+    def _op_power_cut(self, req: dict[str, Any]) -> dict[str, Any]:
+        """As pulling the plug: the interpreter is killed at once, the RTC is
+        lost, the serial port disappears; the table (its inputs) stays."""
+        self._power().power_cut()
+        with self._lock:
+            self._next_cause = PWRON_RESET
+            self._wdt_due = None
+            return {"ok": True, "powered": False, "boots": self._boots}
+
+    def _op_power_on(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Power back: the board boots as at power-on (returns at once; the
+        boot's `connect` event has boot > the `boots` returned). Nothing if
+        the board has power."""
+        power = self._power()
+        with self._lock:
+            boots = self._boots
+        was = bool(power.powered)
+        power.power_on(timeout=0)
+        return {"ok": True, "powered": True, "was_powered": was, "boots": boots}
+
     def _op_state(self, req: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True,
+                "powered": bool(self.power.powered) if self.power is not None else None,
+                "watchdog_ms": self._wdt_ms if self._wdt_due is not None else None,
                 "connected": self._wire is not None and self._hello,
                 "boots": self._boots,
                 "inputs": dict(self._physical),

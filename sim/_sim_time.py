@@ -96,12 +96,22 @@ class WDT:
         _wdt_timeout = timeout
         _wdt_fed = sim_ticks_ms()
         _wdt_on = True
+        _wdt_tell()
 
     def feed(self):
         global _wdt_fed
         if _wdt_on:
             _wdt_fed = sim_ticks_ms()
+            _wdt_tell()
         _pump()
+
+
+def _wdt_tell():
+    # On the virtual board the table also runs the watchdog, on wall time: a
+    # board that stops pumping the sim (stuck at the REPL, in a long loop)
+    # still resets, as an ESP32's does. It hears of every arm and feed.
+    if _m._wire is not None:
+        __import__("_sim_wire")._wdt(_wdt_timeout)
 
 
 def _board_reset(cause):

@@ -14,6 +14,19 @@ _wpoll = None
 _RECV = 256  # small reads: a large one needs a large free block
 
 
+# 'W' timeout_ms (4 bytes BE): the WDT was armed or fed (see _sim_time.py).
+_wdtf = bytearray(b"W\x00\x04\x00\x00\x00\x00")
+
+
+def _wdt(ms):
+    b = _wdtf
+    b[3] = (ms >> 24) & 255
+    b[4] = (ms >> 16) & 255
+    b[5] = (ms >> 8) & 255
+    b[6] = ms & 255
+    _m._wsend(b)
+
+
 def _whandle(kind, pl):
     if kind == 73 and len(pl) == 2:  # 'I'
         p, v = pl[0], pl[1]
@@ -25,8 +38,6 @@ def _whandle(kind, pl):
         for uid in list(_sim_uart._uart_rxpin):
             if _sim_uart._uart_rxpin[uid] == pl[0]:
                 _sim_uart._uart_feed(uid, bytes(pl[1:]))
-    elif kind == 65 or kind == 75:  # 'A', 'K': the 74HC165 chain of the keys
-        __import__("_sim_hc165")._wire_in(kind, pl)
     elif kind == 67 and len(pl) == 1:  # 'C'
         _m._cause = pl[0]
     elif kind == 89:  # 'Y'

@@ -48,7 +48,8 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, help="dice of the scripted dealer (default: random)")
     p.add_argument("--pace", type=float, default=1.0,
                    help="seconds the dealer waits at each step (default 1.0)")
-    p.add_argument("--heap", default=None, help="interpreter heap (default: the vboard's)")
+    p.add_argument("--heap", default=None,
+                   help="interpreter heap (default: the board's, host_tools/heaps.py)")
 
 
 class Console:
@@ -210,7 +211,7 @@ def run(args):
     from host_tools.deploy import deploy
     from host_tools.rules import load_table
     from host_tools.simclient import TableClient
-    from host_tools.vboard import DEFAULT_HEAP, VirtualBoard
+    from host_tools.vboard import VirtualBoard
 
     cfg, table = load_table(args.table)
     names = list(cfg.lamp_order)
@@ -225,7 +226,7 @@ def run(args):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
-    vb = VirtualBoard(args.folder, board=args.board, heap=args.heap or DEFAULT_HEAP)
+    vb = VirtualBoard(args.folder, board=args.board, heap=args.heap)
     console = None
     try:
         vb.start()

@@ -24,18 +24,19 @@ def add_arguments(parser):
     parser.add_argument("--frozen-source", action="store_true",
                         help="serve sim/ as .py sources (compiled in the VM) instead of .mpy")
     parser.add_argument("--heap", default=None,
-                        help="interpreter heap, as micropython -X heapsize= (default: 220k, "
-                             "on this 64-bit VM the equivalent of an ESP32's 110 KiB)")
+                        help="interpreter heap, as micropython -X heapsize= (default: the "
+                             "board's, host_tools/heaps.py: 111936 on a 32-bit interpreter, "
+                             "160k on the 64-bit one); $SICBO_MICROPYTHON names the interpreter")
 
 
 def run(args):
-    from host_tools.vboard import DEFAULT_HEAP, run_foreground
+    from host_tools.vboard import run_foreground
 
     if args.board and not os.path.isfile(args.board):
         raise UsageError("no board file %s" % args.board)
     try:
         return run_foreground(args.folder, board=args.board, link=args.link,
-                              heap=args.heap or DEFAULT_HEAP,
+                              heap=args.heap,
                               table_file=args.table, frozen_source=args.frozen_source)
     except (OSError, RuntimeError, ValueError) as e:
         raise UsageError("cannot start the virtual board: %s" % e) from None
