@@ -2,13 +2,19 @@
 
 Runs `import diag; diag.WHAT(N)` on the board through mpremote (one connection:
 set the RTC from this computer's clock, run, reset), prints what the board
-prints, and can pull the journal to a local file. mpremote's raw REPL stops the
-app while diag runs; the board is reset afterwards so that the table resumes
-(from its journal), unless --no-restart."""
+prints, can pull the journal to a local file (`diag.dump_journal()` on the
+board) and draw the newest round on the board's table layout (--svg; the
+table file is copied with mpremote's own `fs cp`). mpremote's raw REPL stops
+the app while diag runs; the board is reset afterwards so that the table
+resumes (from its journal), unless --no-restart.
+
+Everything that runs on the board is a function of device/diag.py: the host
+sends one-line calls, never MicroPython source."""
 
 import ast
 import binascii
 import os
+import tempfile
 import time
 
 from host_tools.cli import UsageError
@@ -22,24 +28,10 @@ WHATS = ("status", "sensors", "lamps", "solenoid", "bell", "recall", "meters", "
          "help")
 _WITH_N = ("recall", "journal", "lamps")
 
-_PULL = r'''
-import os, binascii
-def _sicbo_pull():
-    d = '/journal'
-    try:
-        names = sorted(n for n in os.listdir(d) if n.endswith('.log'))
-    except OSError:
-        names = []
-    for n in names:
-        with open(d + '/' + n, 'rb') as f:
-            while True:
-                b = f.read(192)
-                if not b:
-                    break
-                print('SICBO-SEG', repr(n), binascii.hexlify(b).decode())
-    print('SICBO-SEGS', repr(names))
-_sicbo_pull()
-'''
+# The journal's segments, as "SICBO-SEG <name repr> <hex>" lines (192 bytes
+# each) then "SICBO-SEGS <list repr of the names in order>" (device/diag.py).
+PULL = "import diag; diag.dump_journal()"
+BOARD_TABLE = "/table.json"
 
 
 def add_arguments(p):
@@ -51,6 +43,11 @@ def add_arguments(p):
                    help="how many rounds/records (recall, journal) or ms per lamp (lamps)")
     p.add_argument("--pull-journal", metavar="FILE",
                    help="also copy the whole journal (its segments in order) to FILE")
+    p.add_argument("--svg", metavar="OUT.svg",
+                   help="also draw the current (newest) round on the table's layout, "
+                        "winning areas lit (as `sicbo journal --svg`)")
+    p.add_argument("--table", metavar="FILE",
+                   help="table file for --svg (default: the board's own %s)" % BOARD_TABLE)
     p.add_argument("--no-rtc", action="store_true",
                    help="do not set the board's clock from this computer's")
     p.add_argument("--no-restart", action="store_true",
@@ -85,42 +82,73 @@ def split_journal(out):
 
 def run(args, mpremote=None):
     code = diag_code(args.what, args.n)
+    svg = getattr(args, "svg", None)
+    table_arg = getattr(args, "table", None)
+    if table_arg and not svg:
+        raise UsageError("--table is for --svg")
     mp = mpremote or MpRemote(args.port)
     mp.check_port()
-    chain = []
-    if not args.no_rtc:
-        chain += ["rtc", "--set", "+"]
-    chain += ["exec", code]
-    if args.pull_journal:
-        chain += ["+", "exec", _PULL]
-    if not args.no_restart:
-        chain += ["+", "reset"]
-    try:
-        out = mp.run(*chain)
-    except UsageError as e:
-        if "no raw REPL" not in str(e):
-            raise
-        # A board that is restarting (after a reset, e.g. the last diag's)
-        # loses what it is sent for about a second: ask once more.
-        time.sleep(RETRY_AFTER_S)
-        out = mp.run(*chain)
-    text, segs, names = split_journal(out)
-    if text.strip():
-        print(text.rstrip())
-    if args.pull_journal:
-        if names is None:
+    with tempfile.TemporaryDirectory(prefix="sicbo-diag-") as tmp:
+        board_table = os.path.join(tmp, "table.json")
+        chain = []
+        if not args.no_rtc:
+            chain += ["rtc", "--set", "+"]
+        chain += ["exec", code]
+        if args.pull_journal or svg:
+            chain += ["+", "exec", PULL]
+        if svg and not table_arg:
+            chain += ["+", "fs", "cp", ":" + BOARD_TABLE, board_table]
+        if not args.no_restart:
+            chain += ["+", "reset"]
+        out = _run(mp, chain)
+        text, segs, names = split_journal(out)
+        text = "\n".join(line for line in text.splitlines()
+                         if not line.startswith("cp :" + BOARD_TABLE + " "))
+        if text.strip():
+            print(text.rstrip())
+        if (args.pull_journal or svg) and names is None:
             raise UsageError("the board did not list its journal")
-        data = b"".join(segs.get(n, b"") for n in names)
-        with open(args.pull_journal, "wb") as f:
-            f.write(data)
-        from sicbo import journal
+        if args.pull_journal:
+            data = b"".join(segs.get(n, b"") for n in names)
+            with open(args.pull_journal, "wb") as f:
+                f.write(data)
+            from sicbo import journal
 
-        # Counted per segment: a record torn by a power cut ends its segment.
-        recs = [r for n in names for r in journal.records(segs.get(n, b""))]
-        print("journal: %d segments, %d bytes, %d records -> %s" % (
-            len(names), len(data), len(recs), os.path.abspath(args.pull_journal)))
+            # Counted per segment: a record torn by a power cut ends its segment.
+            recs = [r for n in names for r in journal.records(segs.get(n, b""))]
+            print("journal: %d segments, %d bytes, %d records -> %s" % (
+                len(names), len(data), len(recs), os.path.abspath(args.pull_journal)))
+        if svg:
+            _picture(svg, table_arg or board_table, [(n, segs.get(n, b"")) for n in names])
     if not args.no_restart:
         # What is sent to a board while it restarts is lost: let it boot.
         time.sleep(RESET_SETTLE)
         print("board reset: the table resumes from its journal")
     return 0
+
+
+def _run(mp, chain):
+    try:
+        try:
+            return mp.run(*chain)
+        except UsageError as e:
+            if "no raw REPL" not in str(e):
+                raise
+            # A board that is restarting (after a reset, e.g. the last diag's)
+            # loses what it is sent for about a second: ask once more.
+            time.sleep(RETRY_AFTER_S)
+            return mp.run(*chain)
+    except UsageError as e:
+        if "dump_journal" in str(e):
+            raise UsageError("the board's diag has no dump_journal(): deploy this revision "
+                             "(sicbo deploy) first") from None
+        raise
+
+
+def _picture(path, table_path, segs):
+    from host_tools.commands.journal import Reading, svg_of_round
+    from host_tools.rules import load_table
+
+    cfg, table = load_table(table_path)
+    rid = svg_of_round(Reading(segs, table), cfg, table, None, path)
+    print("picture: round %d -> %s" % (rid, os.path.abspath(path)))

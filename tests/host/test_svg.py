@@ -164,3 +164,101 @@ def test_cli_damaged_round_draws_without_a_traceback(tmp_path, capsys):
     out = tmp_path / "d4.svg"
     assert main(["journal", f, "--round", "4", "--svg", str(out)]) == 0
     assert lit_of(out.read_text()) == settled(cfg, table, (6, 6, 6))
+
+
+# ---- sicbo diag --svg: the current round of a board ----------------------------------
+
+
+class FakeBoard:
+    """mpremote against a board whose journal is `folder` and whose table file
+    is `table`: answers diag's chain as device/diag.py would."""
+
+    def __init__(self, folder, table):
+        self.folder = folder
+        self.table = table
+        self.chains = []
+
+    def check_port(self):
+        pass
+
+    def run(self, *chain):
+        import binascii
+
+        from host_tools.commands import diag
+
+        self.chains.append(chain)
+        out = ["diag output"]
+        if diag.PULL in chain:
+            names = sorted(n for n in os.listdir(self.folder) if n.endswith(".log"))
+            for n in names:
+                data = open(os.path.join(self.folder, n), "rb").read()
+                for i in range(0, len(data), 192):
+                    out.append("SICBO-SEG %r %s" % (n, binascii.hexlify(data[i:i + 192])
+                                                    .decode()))
+            out.append("SICBO-SEGS %r" % names)
+        if "cp" in chain:
+            i = chain.index("cp")
+            assert chain[i + 1] == ":/table.json"
+            with open(chain[i + 2], "w") as f:
+                f.write(open(self.table).read())
+            out.append("cp :/table.json %s" % chain[i + 2])
+        return "\n".join(out) + "\n"
+
+
+def _diag_args(**kw):
+    import argparse
+
+    a = argparse.Namespace(port="/dev/null", what="status", n=None, pull_journal=None,
+                           no_rtc=True, no_restart=True, svg=None, table=None)
+    for k, v in kw.items():
+        setattr(a, k, v)
+    return a
+
+
+def test_diag_svg_draws_the_newest_round_with_the_boards_table(tmp_path, capsys):
+    from host_tools.commands import diag
+
+    folder, tf = played(tmp_path)
+    capsys.readouterr()
+    board = FakeBoard(folder, tf)
+    out = tmp_path / "now.svg"
+    assert diag.run(_diag_args(svg=str(out)), mpremote=board) == 0
+    text = capsys.readouterr().out
+    assert "picture: round 5" in text and "cp :/table.json" not in text
+    assert "diag output" in text
+    chain = board.chains[0]
+    assert diag.PULL in chain and "\n" not in diag.PULL  # one line, no board code
+    svg = out.read_text()
+    assert "ROUND 5" in all_texts(svg) and lit_of(svg) == set()  # voided by the power cut
+
+
+def test_diag_svg_with_a_table_file_and_pull(tmp_path, capsys):
+    from host_tools.commands import diag
+
+    t = Table()
+    t.play(2, 5, 6)
+    t.close()
+    tf = tmp_path / "table.json"
+    tf.write_text(json.dumps(table_dict()))
+    capsys.readouterr()
+    board = FakeBoard(t.folder, "/nonexistent")
+    out = tmp_path / "now.svg"
+    pulled = tmp_path / "j.bin"
+    assert diag.run(_diag_args(svg=str(out), table=str(tf), pull_journal=str(pulled)),
+                    mpremote=board) == 0
+    assert "cp" not in board.chains[0]  # the table given: not copied from the board
+    cfg, table = load_table(str(tf))
+    assert lit_of(out.read_text()) == settled(cfg, table, (2, 5, 6))
+    assert pulled.stat().st_size > 0
+
+
+def test_diag_table_without_svg_is_refused(tmp_path):
+    from host_tools.cli import UsageError
+    from host_tools.commands import diag
+
+    try:
+        diag.run(_diag_args(table="x.json"), mpremote=FakeBoard(str(tmp_path), "x"))
+    except UsageError as e:
+        assert "--svg" in str(e)
+    else:
+        raise AssertionError("refused")
