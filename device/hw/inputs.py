@@ -5,6 +5,7 @@
 #   spi_for(board)                        the lamps' SPI bus (None for WS2812)
 #   make_switches(board, ticks_ms, spi)   hw.switches.Switches, signal order
 #   confirm_held(board, spi)              key_confirm pressed now (recovery)
+#   where(board, i)                       "GPIO13" or "hc165 bit 3" (diag)
 #
 # Order on the ESP32: make the SPI before the Pins near it (a Pin made later
 # takes its GPIO back); make_switches makes /PL after the bus.
@@ -77,3 +78,11 @@ def confirm_held(board, spi=None):
     else:
         pin = Pin(p, Pin.IN, _PULLS[pull])  # type: ignore[arg-type]
     return (pin.value() ^ (1 if inv else 0)) == 1
+
+
+def where(board, i):
+    """Where input i is wired, for diag: "GPIO13" or "hc165 bit 3"."""
+    signal, p, _pull, _inv = board.inputs[i]
+    if p is None:
+        return "hc165 bit %d" % board.keys["bits"][signal]
+    return "GPIO%d" % p

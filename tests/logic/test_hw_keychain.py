@@ -327,6 +327,8 @@ def test_make_switches_and_confirm_held_from_a_board():
     poll(sw, 20)
     assert [e[:2] for e in drain(sw)] == [(FAULT, S.KEY_BELL)]
     assert sw.level(S.COVER) == 1 and not sw.faulted(S.COVER)  # direct inputs go on
+    assert inputs.where(b, S.KEY_CONFIRM) == "hc165 bit 3"
+    assert inputs.where(b, S.COVER) == "GPIO34"
 
 
 def test_make_switches_direct_board():
