@@ -226,6 +226,15 @@ def fields(rec, table=None):
         return {"config_id": binascii.hexlify(bytes(rec.payload[:6])).decode()}
     if t == E.J_DIAG:
         return {"test": _name(texts.DIAG_NAMES[1:], rec.p(0) - 1), "test_code": rec.p(0)}
+    if t == E.J_BOOT:
+        return {"reset_cause": rec.p(0)}  # machine.reset_cause() of the board
+    if t == getattr(E, "J_FAULT", -1):
+        return {"stage": rec.p(0), "kind": rec.p(1), "detail": rec.p(2)}
+    if t == getattr(E, "J_DAMAGE", -1):
+        code = rec.p(0)
+        return {"found": {"code": code, "reason": damage_name(code),
+                          "type": _type_name(rec.p(1)),
+                          "seq": struct.unpack_from("<I", bytes(rec.payload[2:6]) + bytes(4))[0]}}
     return {}
 
 
