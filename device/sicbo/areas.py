@@ -132,14 +132,10 @@ def code(area):
     return s
 
 
-def __getattr__(name):
-    # CODES, the tuple of every code in catalogue order, is built on first use
-    # (host tools and tests); the firmware itself calls code(i).
-    if name == "CODES":
-        codes = tuple(code(i) for i in range(AREA_COUNT_2004))
-        globals()["CODES"] = codes
-        return codes
-    raise AttributeError(name)
+def codes(n=AREA_COUNT_2004):
+    """The codes of the first n areas in catalogue order (a new tuple: host
+    tools and tests; the firmware itself calls code(i))."""
+    return tuple(code(i) for i in range(n))
 
 
 def area_count(edition):

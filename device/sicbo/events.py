@@ -56,7 +56,7 @@ ST_PAYING = const(5)  # result confirmed, winning areas lit
 ST_HOLD = const(6)  # dealer and reader disagree: supervisor decides
 
 # ---- Journal record types (journal.py) -----------------------------------------
-J_BOOT = const(1)  # the controller started (boot count in the header)
+J_BOOT = const(1)  # the controller started (boot count in the header); p0 reset cause
 J_ROUND = const(2)  # a round started: shake begun. p0 shaker (0 solenoid 1 electric 2 manual)
 J_OPEN = const(3)  # betting opened
 J_BELL = const(4)  # bell: betting closed
@@ -76,6 +76,9 @@ J_ALARM_CLEAR = const(17)  # supervisor acknowledged the alarm
 J_METERS = const(18)  # meters checkpoint (recall.py), variable payload
 J_CONFIG = const(19)  # p0..p5: first bytes of the sha256 of the board and table files
 J_DIAG = const(20)  # a technician's test from diag: p0 D_* what
+J_FAULT = const(21)  # contained fault before a reset: p0 stage F_* (shell.py), p1 kind, p2 detail
+J_DAMAGE = const(22)  # a damaged record found at boot: p0 BAD_*, p1 its type, p2..p5 its seq
+J_LAST = const(22)  # the highest known record type
 
 # What a J_DIAG record tested (diag.py).
 D_SOLENOID = const(1)
@@ -89,6 +92,19 @@ V_OTHER = const(3)
 V_TAMPER = const(4)  # cover or clasp opened between shake and bell
 V_POWER = const(5)  # power cut before the bell, resume policy 'void'
 V_FAULT = const(6)  # sensor fault between shake and bell
+V_DAMAGE = const(7)  # the journal of the round held a damaged record (docs/journal.md)
+V_LAST = const(7)
+
+# Damage: why a CRC-valid record was not applied (journal.check, RoundState.take;
+# J_DAMAGE p0). Texts in texts.DAMAGE_NAMES.
+BAD_TYPE = const(1)  # unknown record type
+BAD_LENGTH = const(2)  # length not the one its type has
+BAD_DICE = const(3)  # a die not 1..6
+BAD_VALUE = const(4)  # a code, reason, policy or state its type does not have
+BAD_SEQ = const(5)  # sequence number skips ahead
+BAD_ROUND = const(6)  # round id not the current one (J_ROUND: not the next one)
+BAD_STATE = const(7)  # not possible in the round's state (or not matching its dice)
+BAD_LAST = const(7)
 
 # ---- Messages (C_SHOW a; J_ALARM/J_REFUSED/J_VIOLATION p0); texts in texts.py ----
 M_NONE = const(0)
@@ -133,7 +149,5 @@ R_READER_ROUND = const(48)
 R_POWER_CUT = const(49)
 R_SAME_RESULT = const(50)
 R_READER_MISMATCH = const(51)
-
-def is_refusal(code):
-    """Refusals, alarms and violations (as opposed to information)."""
-    return code >= R_COVER_NOT_ON
+R_DAMAGE = const(52)  # detail: damaged records found (at most 255)
+R_LAST = const(52)

@@ -1,6 +1,7 @@
-# The journal's record format, its scanner and the replay that rebuilds the
-# round machine's state at boot. Pure: bytes in, objects out, no file I/O (that
-# is device/journal_store.py). See docs/journal.md.
+# The journal's record format, its scanner and what each record type allows
+# (check). Pure: bytes in, objects out, no file I/O (that is
+# device/journal_store.py); the replay is the round machine's own
+# (sicbo/roundstate.py). See docs/journal.md.
 #
 # Record (little endian), REC_LEN = 36 bytes for every record the round machine
 # writes; the length field allows longer ones (J_METERS):
@@ -20,6 +21,8 @@ import binascii
 import struct
 
 from micropython import const
+
+from sicbo import events as E
 
 MAGIC = const(0xA5)
 HEADER = const(24)
@@ -100,10 +103,64 @@ def valid_at(data, off, n):
     return length
 
 
+def u32(b, o):
+    """The little-endian u32 at b[o] (no allocation below 2**30)."""
+    return b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)
+
+
+def _dice(b, p, n):
+    for i in range(p, p + n):
+        if not 1 <= b[i] <= 6:
+            return False
+    return True
+
+
+def check_payload(t, length, b, p):
+    """0 if a record of type t and this length, payload at b[p], is one its type
+    allows, else the damage code E.BAD_*. What the record may say in the
+    journal's context (sequence, round, state) is RoundState.take's part."""
+    if not E.J_BOOT <= t <= E.J_LAST:
+        return E.BAD_TYPE
+    if t == E.J_METERS:
+        # 8 + 8 counters (u32) and the channel count (u16); recall checks the rest.
+        return 0 if length >= MIN_LEN + 66 else E.BAD_LENGTH
+    if length != REC_LEN:
+        return E.BAD_LENGTH
+    v = b[p]
+    if t == E.J_RESULT or t == E.J_READER:
+        if not _dice(b, p, 3):
+            return E.BAD_DICE
+        ok = t == E.J_READER or b[p + 3] <= 1
+    elif t == E.J_CORRECTION or t == E.J_HOLD:
+        return 0 if _dice(b, p, 6) else E.BAD_DICE
+    elif t == E.J_ROUND:
+        ok = v <= 2
+    elif t == E.J_VOID:
+        ok = 1 <= v <= E.V_LAST and b[p + 1] <= 1
+    elif t == E.J_ALARM or t == E.J_VIOLATION or t == E.J_REFUSED:
+        ok = E.R_COVER_NOT_ON <= v <= E.R_LAST
+    elif t == E.J_SUPERVISOR:
+        ok = v <= 1
+    elif t == E.J_RESUME:
+        ok = v <= E.ST_HOLD and b[p + 1] <= E.ST_HOLD
+    elif t == E.J_DAMAGE:
+        ok = 1 <= v <= E.BAD_LAST
+    else:
+        ok = True
+    return 0 if ok else E.BAD_VALUE
+
+
+def check(rec):
+    """check_payload of a decoded Record (host tools, diag)."""
+    return check_payload(rec.type, rec.length, rec.payload, 0)
+
+
 class Scanner:
     """Finds the valid records in a segment's bytes. A bad stretch followed by a
     valid record is corruption (counted, skipped); a bad stretch at the end is a
-    torn last record (counted, discarded): nothing after it was ever acted on."""
+    torn last record (counted, discarded): nothing after it was ever acted on.
+    Valid means a whole record whose CRC checks out; what it says is checked
+    by check() and RoundState.take()."""
 
     def __init__(self):
         self.records = 0
@@ -111,11 +168,14 @@ class Scanner:
         self.torn_bytes = 0  # discarded at the end of a segment
         self.torn_segments = 0
 
-    def scan(self, data):
-        """Yield Record objects for every valid record of data."""
+    def walk(self, data, fn):
+        """fn(data, off, gap) for every valid record of data, in order; gap is
+        True for the first record of data and after a corrupt stretch (the
+        records before it may be missing). Allocates nothing itself."""
         n = len(data)
         off = 0
         bad = -1
+        gap = True
         while off < n:
             length = valid_at(data, off, n)
             if not length:
@@ -126,24 +186,22 @@ class Scanner:
             if bad >= 0:
                 self.corrupt_bytes += off - bad
                 bad = -1
+                gap = True
             self.records += 1
-            yield Record(data, off)
+            fn(data, off, gap)
+            gap = False
             off += length
         if bad >= 0:
             self.torn_bytes += n - bad
             self.torn_segments += 1
 
+    def scan(self, data):
+        """The Record of every valid record of data, as a list (allocates)."""
+        out = []
+        self.walk(data, lambda d, o, _g: out.append(Record(d, o)))
+        return out
+
 
 def records(data):
     """All valid records of one segment's bytes, as a list (host tools, tests)."""
-    return list(Scanner().scan(data))
-
-
-def __getattr__(name):
-    # Replay is needed at boot only: it lives with the resumption in
-    # sicbo/resume.py, which the controller drops once it runs.
-    if name == "Replay":
-        from sicbo.resume import Replay
-
-        return Replay
-    raise AttributeError(name)
+    return Scanner().scan(data)

@@ -1,7 +1,7 @@
 # Journal records and dealer messages as text for people: the console log of
 # the app, diag, and the host tools. Pure; imported only where text is shown.
 
-from sicbo import dates, texts
+from sicbo import dates, journal, texts
 from sicbo import events as E
 
 _DAY_2000 = 10957  # days from 1970-01-01 to 2000-01-01
@@ -25,7 +25,7 @@ def journal_line(rec, table=None):
     t = rec.type
     if t == E.J_RESULT:
         extra = " dice %d-%d-%d" % (rec.p(0), rec.p(1), rec.p(2))
-        if table is not None:
+        if table is not None and journal.check(rec) == 0:
             wins = table.winning_areas(rec.p(0), rec.p(1), rec.p(2))
             extra += " wins %d areas" % len(wins)
     elif t == E.J_CORRECTION:
@@ -37,6 +37,15 @@ def journal_line(rec, table=None):
         extra = " " + message_text(rec.p(0), rec.p(1))
     elif t == E.J_HOLD:
         extra = " dealer %d-%d-%d reader %d-%d-%d" % tuple(rec.p(i) for i in range(6))
+    elif t == E.J_BOOT and rec.p(0):
+        extra = " cause %d" % rec.p(0)
+    elif t == E.J_FAULT:
+        extra = " stage %d kind %d detail %d" % (rec.p(0), rec.p(1), rec.p(2))
+    elif t == E.J_DAMAGE:
+        c = rec.p(0)
+        extra = " seq %d type %d: %s" % (
+            rec.p(2) | rec.p(3) << 8 | rec.p(4) << 16 | rec.p(5) << 24, rec.p(1),
+            texts.DAMAGE_NAMES[c] if c < len(texts.DAMAGE_NAMES) else c)
     wall = ""
     if rec.wall is not None:
         wall = " @" + wall_text(rec.wall)

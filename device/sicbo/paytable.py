@@ -12,7 +12,7 @@ ORDERED_OUTCOMES = const(216)
 class PaytableLine:
     def __init__(self, area, odds, ways, returned):
         self.area = area
-        self.code = areas.CODES[area]
+        self.code = areas.code(area)
         self.kind = areas.kind_of(area)
         self.odds = odds  # SINGLE: (1, 2, 3) per matching die
         self.ways = ways  # outcomes out of 216 that pay anything

@@ -1,6 +1,9 @@
 # Game recall (the last 10 rounds) and meters, both rebuilt from the journal:
-# feed it every segment at boot (JournalStore.boot(replay, recall)) and every
-# record the round machine writes afterwards (Recall.feed(m.records())).
+# feed it every segment at boot and every record the round machine writes
+# afterwards (Recall.feed(m.records())). Each record is first checked the way
+# the round machine checks it at boot (RoundState.take): duplicates are
+# ignored, and a record that its type, the sequence, the round or the state
+# does not allow is damage: counted, listed, never used.
 #
 # Meters: rounds started, paid, voids (and per void reason), alarms,
 # violations, corrections, refusals, holds, wins per lamp channel (an area's
@@ -15,6 +18,7 @@ from micropython import const
 
 from sicbo import events as E
 from sicbo import journal
+from sicbo.roundstate import RoundState
 
 RECALL_ROUNDS = const(10)
 _COUNTERS = ("rounds", "paid", "voids", "alarms", "violations", "corrections",
@@ -41,6 +45,7 @@ class RoundInfo:
         self.void_policy = 0
         self.alarms = []  # [message code]
         self.violations = 0
+        self.damaged = 0  # records of this round not used (damage)
         self.status = "open"  # open, paying, paid, void
 
     def winning_areas(self, table):
@@ -115,14 +120,31 @@ class Recall:
         self.keep = keep
         self.rounds = []  # RoundInfo, oldest first, at most keep
         self.meters = Meters(table.channels)
-        self.seq = 0
-        self.scanner = journal.Scanner()
+        # The journal's order as the round machine sees it (its checks).
+        self.order = RoundState()
+        self.damaged = 0
+        self.damage = []  # [(seq, type, code E.BAD_*)], the last `keep`
         self.checkpoints = 0
 
     def feed(self, data):
         """Feed journal bytes (a segment at boot, or m.records() live)."""
-        for rec in self.scanner.scan(data):
-            self.apply(rec)
+        self.order.scanner.walk(data, self._take)
+
+    def _take(self, data, off, gap):
+        code = self.order.take(data, off, gap)
+        if code < 0:
+            return  # a duplicate: never counted twice
+        rec = journal.Record(data, off)
+        if code:
+            self.damaged += 1
+            self.damage.append((rec.seq, rec.type, code))
+            if len(self.damage) > self.keep:
+                self.damage.pop(0)
+            info = self.current(rec.round)
+            if info is not None:
+                info.damaged += 1
+            return
+        self.apply(rec)
 
     def current(self, rid):
         for info in self.rounds:
@@ -131,9 +153,7 @@ class Recall:
         return None
 
     def apply(self, rec):
-        if rec.seq <= self.seq:
-            return  # a duplicate: never counted twice
-        self.seq = rec.seq
+        """Count one record that passed the checks (feed() checks)."""
         t = rec.type
         mt = self.meters
         when = (rec.boot, rec.ticks, rec.wall)
@@ -208,9 +228,10 @@ class Recall:
 def checkpoint(machine, recall, now, wall=None):
     """A sealed J_METERS record with the machine's next sequence number: the
     first bytes of a new journal segment (JournalStore(checkpoint=...)).
-    Allocates; called at rotation only."""
-    machine.seq += 1
-    rec = journal.encode(E.J_METERS, machine.seq, machine.round, machine.boot, now, wall,
+    Allocates; called at rotation only. The machine and the recall take it
+    like any record (its counts already include everything before it)."""
+    rec = journal.encode(E.J_METERS, machine.seq + 1, machine.round, machine.boot, now, wall,
                          recall.meters.payload())
-    recall.seq = machine.seq  # its counts already include everything before it
+    machine.take(rec, 0)
+    recall.feed(rec)
     return rec

@@ -17,14 +17,21 @@
 # ticks_add/ticks_diff are used on it. `wall` is seconds since 2000-01-01 UTC
 # when the RTC has been set, else None (never guessed).
 #
-# At boot: rp = journal.Replay(); rp.feed(segment) for every segment in order;
-# then m.resume(rp, now, wall, cover, clasp_l, clasp_r, supervisor).
+# State: every change of the round's state is a journal record applied by
+# RoundState._apply (roundstate.py): an event writes its records (_rec), each
+# applied as it is written, then adds its commands.
+#
+# At boot: m.feed(segment) for every journal segment in order (the same
+# records through the same code), then
+# m.resume(now, wall, cover, clasp_l, clasp_r, supervisor, cause) and
+# m.set_config(now, wall, config_id); each returns its commands like handle().
 
 import time
 
 from sicbo import events as E
 from sicbo.roundbase import ELECTRIC, MANUAL, SOLENOID
 from sicbo.roundentry import RoundEntry
+from sicbo.roundstate import KEEP_DAMAGE
 
 
 class RoundMachine(RoundEntry):
@@ -42,7 +49,6 @@ class RoundMachine(RoundEntry):
         elif ev == E.EV_BELL:
             if st == E.ST_OPEN:
                 self._rec(E.J_BELL)
-                self.state = E.ST_CLOSED
                 self._cmd(E.C_BELL, self.bell_ms)
                 self._lamps()
                 self._show(E.M_BETS_CLOSED)
@@ -59,8 +65,6 @@ class RoundMachine(RoundEntry):
             self.cover = 1
             if st == E.ST_RESULT or st == E.ST_PAYING or st == E.ST_HOLD:
                 self._rec(E.J_VIOLATION, E.R_COVER_BEFORE_PAYOUT)
-                self.violation = True
-                self.alarm = True
                 self._lamps()
                 self._show(E.R_COVER_BEFORE_PAYOUT)
             elif st == E.ST_IDLE:
@@ -71,8 +75,6 @@ class RoundMachine(RoundEntry):
                 self._tamper(E.R_TAMPER_COVER, 0)
             elif st == E.ST_CLOSED:
                 self._rec(E.J_COVER_OFF)
-                self.state = E.ST_RESULT
-                self._entry_reset()
                 self._show(E.M_ENTER_DICE)
         elif ev == E.EV_CLASP_L_OFF or ev == E.EV_CLASP_R_OFF:
             side = 1 if ev == E.EV_CLASP_L_OFF else 2
@@ -94,11 +96,6 @@ class RoundMachine(RoundEntry):
         elif ev == E.EV_PAYOUT:
             if st == E.ST_PAYING:
                 self._rec(E.J_PAYOUT)
-                self.state = E.ST_IDLE
-                self.has_result = False
-                self.has_reader = False
-                self.open_seq = 0
-                self._entry_reset()
                 self._lamps()
                 self._show(E.M_ROUND_DONE)
             elif st == E.ST_HOLD:
@@ -110,8 +107,6 @@ class RoundMachine(RoundEntry):
             self._rec(E.J_SUPERVISOR, 1)
             if self.alarm or self.faults:
                 self._rec(E.J_ALARM_CLEAR)
-                self.alarm = False
-                self.faults = 0
                 self._lamps()
                 self._show(E.M_ALARM_CLEARED)
             else:
@@ -123,9 +118,7 @@ class RoundMachine(RoundEntry):
                 self._entry_reset()
             self._show(E.M_SUPERVISOR_OFF)
         elif ev == E.EV_FAULT:
-            self.faults |= 1 << (arg & 15)
             self._rec(E.J_ALARM, E.R_SENSOR_FAULT, arg & 0xFF)
-            self.alarm = True
             if st == E.ST_SHAKING or st == E.ST_OPEN:
                 self._stop_shaker()
                 self._void(E.V_FAULT)
@@ -160,16 +153,7 @@ class RoundMachine(RoundEntry):
             self._not_now()
 
     def _start(self):
-        self.round += 1
         self._rec(E.J_ROUND, self.shaker)
-        self.open_seq = self.seq
-        self.state = E.ST_SHAKING
-        self.has_result = False
-        self.has_reader = False
-        self.violation = False
-        self.void_lit = False
-        self.alarm = False
-        self._entry_reset()
         now = self._now
         if self.shaker == SOLENOID:
             self._cmd(E.C_SOLENOID, self.pulses, self.pulse_on_ms, self.pulse_off_ms)
@@ -186,10 +170,59 @@ class RoundMachine(RoundEntry):
         else:
             self._show(E.M_SHAKING, self.presses if self.shaker == MANUAL else 0)
 
-    def resume(self, rp, now, wall=None, cover=0, clasp_l=0, clasp_r=0, supervisor=0):
-        """Take over the state a journal.Replay rebuilt, apply the table's resume
-        policy and check the sensors as they are now (sicbo/resume.py). Writes
-        J_BOOT (and what the resumption decides) like any event."""
-        from sicbo.resume import resume
+    def resume(self, now, wall=None, cover=0, clasp_l=0, clasp_r=0, supervisor=0, cause=0):
+        """After feed() of every journal segment: journal J_BOOT (p0 cause, the
+        board's reset cause), report the damage the replay found, apply the
+        table's resume policy and check the sensors as they are now
+        (docs/journal.md, Recovery rules). Returns the number of commands."""
+        self._begin(now, wall)
+        self.cover = cover
+        self.clasp_l = clasp_l
+        self.clasp_r = clasp_r
+        self.supervisor = supervisor
+        self.timer_on = False
+        self.presses = 0
+        self._entry_reset()
+        self._rec(E.J_BOOT, cause)
+        before = self.state
+        k = self.pending
+        if k:
+            d = self.damage
+            for i in range(0, 6 * min(k, KEEP_DAMAGE), 6):
+                self._rec(E.J_DAMAGE, d[i], d[i + 1], d[i + 2], d[i + 3], d[i + 4], d[i + 5])
+            self._rec(E.J_ALARM, E.R_DAMAGE, min(k, 255))
+            self._show(E.R_DAMAGE, k)
+            if E.ST_SHAKING <= before <= E.ST_RESULT:
+                # The journal of this round cannot be trusted: void before a
+                # result (J_DAMAGE held a round being paid).
+                self._void(E.V_DAMAGE)
+                return self.ncmd
+        if before == E.ST_SHAKING or before == E.ST_OPEN and self.resume_void:
+            # A shake cut short: the dice may not have been shaken as Art. 2
+            # requires, so betting never opens on it.
+            self._rec(E.J_ALARM, E.R_POWER_CUT)
+            self._void(E.V_POWER)
+        elif before == E.ST_OPEN and not cover:
+            self._tamper(E.R_TAMPER_COVER, 0)
+        elif before == E.ST_OPEN and not (clasp_l and clasp_r):
+            self._tamper(E.R_TAMPER_CLASP, (0 if clasp_l else 1) | (0 if clasp_r else 2))
+        elif before == E.ST_CLOSED and not cover:
+            self._rec(E.J_COVER_OFF)
+            self._lamps()
+            self._show(E.M_ENTER_DICE)
+        else:
+            if before != E.ST_IDLE:
+                self._rec(E.J_RESUME, self.state, before)
+            self._lamps()
+            self._show(E.M_RESUMED, self.state)
+        return self.ncmd
 
-        return resume(self, rp, now, wall, cover, clasp_l, clasp_r, supervisor)
+    def set_config(self, now, wall, config_id):
+        """Journal J_CONFIG (config_id: 6 bytes identifying the board and table
+        files) when it differs from the last one journaled. Returns the number
+        of commands (none; records only when the configuration changed)."""
+        self._begin(now, wall)
+        c = config_id
+        if len(c) >= 6 and bytes(c[:6]) != bytes(self.config_id):
+            self._rec(E.J_CONFIG, c[0], c[1], c[2], c[3], c[4], c[5])
+        return self.ncmd

@@ -10,6 +10,7 @@ from micropython import const
 
 from sicbo import events as E
 from sicbo import journal
+from sicbo.roundstate import RoundState
 from sicbo.settle import SettlementTable, set_channel
 
 SOLENOID = const(0)
@@ -17,15 +18,15 @@ ELECTRIC = const(1)
 MANUAL = const(2)
 _MAX_CMDS = const(16)
 _MAX_RECORDS = const(8)
-ENTRY_DICE = const(0)
-ENTRY_VOID = const(1)
 
 
-class RoundBase:
-    """State, buffers and shared steps of RoundMachine (see round.py)."""
+class RoundBase(RoundState):
+    """Buffers and shared steps of RoundMachine (see round.py); the round's
+    state and its transitions are RoundState's."""
 
     def __init__(self, cfg, table=None, pulses=3, pulse_on_ms=150, pulse_off_ms=250,
                  shaker_ms=3000, bell_ms=2000, presses=3):
+        RoundState.__init__(self)
         self.cfg = cfg
         self.table = table if table is not None else SettlementTable(cfg)
         self.shaker = ("solenoid", "electric", "manual").index(cfg.shaker)
@@ -48,26 +49,8 @@ class RoundBase:
         self.rec_buf = bytearray(journal.REC_LEN * _MAX_RECORDS)
         self.rec_len = 0
         self._rec_mv = memoryview(self.rec_buf)
-        # The round.
-        self.state = E.ST_IDLE
-        self.round = 0
-        self.seq = 0
-        self.boot = 0
-        self.open_seq = 0  # seq of this round's J_ROUND while it is unfinished
-        self.dice = bytearray(3)
-        self.has_result = False
-        self.reader = bytearray(3)
-        self.has_reader = False
-        self.hold = bytearray(3)
         self.entry = bytearray(3)
-        self.entry_n = 0
-        self.entry_mode = ENTRY_DICE
-        self.void_reason = 0
         self.presses = 0
-        self.alarm = False
-        self.violation = False
-        self.void_lit = False
-        self.faults = 0  # bit per sensor id
         # Inputs (levels, from edges; set by resume() at boot).
         self.cover = 0
         self.clasp_l = 0
@@ -105,13 +88,15 @@ class RoundBase:
         return [self.cmd(i) for i in range(self.ncmd)]
 
     def _rec(self, rtype, p0=0, p1=0, p2=0, p3=0, p4=0, p5=0):
+        # Write a record, then apply it: the one way the round changes state.
         off = self.rec_len
         if off + journal.REC_LEN > len(self.rec_buf):
-            return  # never happens: at most 4 records per event
-        self.seq += 1
+            return  # never happens: at most 6 records per call
         buf = self.rec_buf
-        journal.put_header(buf, off, rtype, journal.REC_LEN, self.seq, self.round,
-                           self.boot, self._now, self._wall)
+        journal.put_header(buf, off, rtype, journal.REC_LEN, self.seq + 1,
+                           self.round + 1 if rtype == E.J_ROUND else self.round,
+                           self.boot + 1 if rtype == E.J_BOOT else self.boot,
+                           self._now, self._wall)
         p = off + journal.HEADER
         buf[p] = p0
         buf[p + 1] = p1
@@ -122,6 +107,7 @@ class RoundBase:
         buf[p + 6] = 0
         buf[p + 7] = 0
         self.rec_len = off + journal.REC_LEN
+        self._apply(buf, off)
 
     def records(self):
         """The records of the last call, sealed (CRC filled in), as a
@@ -178,11 +164,6 @@ class RoundBase:
         else:
             self._show(E.M_WAIT_COVER)
 
-    def _entry_reset(self):
-        self.entry_n = 0
-        self.entry_mode = ENTRY_DICE
-        self.void_reason = 0
-
     def _timer(self, now, ms):
         self.timer_on = True
         self.deadline = time.ticks_add(now, ms)
@@ -190,7 +171,6 @@ class RoundBase:
 
     def _open(self):
         self._rec(E.J_OPEN)
-        self.state = E.ST_OPEN
         self._lamps()
         self._show(E.M_PLACE_BETS)
 
@@ -206,33 +186,16 @@ class RoundBase:
 
     def _tamper(self, msg, detail):
         self._rec(E.J_ALARM, msg, detail)
-        self.alarm = True
         self._stop_shaker()
         self._void(E.V_TAMPER)
         self._show(msg, detail)
 
     def _void(self, reason):
         self._rec(E.J_VOID, reason, self.players_choose)
-        self.state = E.ST_IDLE
-        self.has_result = False
-        self.has_reader = False
-        self.void_lit = True
-        self.open_seq = 0
-        self._entry_reset()
         self._lamps()
         self._show(E.M_VOID_PLAYERS_CHOOSE if self.players_choose else E.M_VOID_BETS_STAY,
                    reason)
 
-    def _settled(self, msg):
-        for i in range(3):
-            self.dice[i] = self.entry[i]
-        self.has_result = True
-        self.state = E.ST_PAYING
-        self._entry_reset()
-        self._lamps()
-        self._show(msg)
-
-    # ---- boot -----------------------------------------------------------------
 
 
 def same(a, b):

@@ -2,7 +2,8 @@
 # runs once the cover is off (see round.py for the whole machine and its API).
 
 from sicbo import events as E
-from sicbo.roundbase import ENTRY_VOID, RoundBase, same
+from sicbo.roundbase import RoundBase, same
+from sicbo.roundstate import ENTRY_VOID
 
 
 class RoundEntry(RoundBase):
@@ -27,14 +28,8 @@ class RoundEntry(RoundBase):
             self.reader_ignored += 1  # the first reading of a round counts
             return self.ncmd
         self._rec(E.J_READER, d1, d2, d3)
-        self.reader[0] = d1
-        self.reader[1] = d2
-        self.reader[2] = d3
-        self.has_reader = True
         if st == E.ST_PAYING and not same(self.dice, self.reader):
             self._rec(E.J_HOLD, self.dice[0], self.dice[1], self.dice[2], d1, d2, d3)
-            self.state = E.ST_HOLD
-            self._entry_reset()
             self._lamps()
             self._show(E.M_HOLD)
         else:
@@ -104,20 +99,16 @@ class RoundEntry(RoundBase):
             self._not_now(E.R_INCOMPLETE)
             return
         e = self.entry
-        if st == E.ST_RESULT:
-            if self.has_reader and not same(e, self.reader):
-                r = self.reader
-                self._rec(E.J_HOLD, e[0], e[1], e[2], r[0], r[1], r[2])
-                for i in range(3):
-                    self.hold[i] = e[i]
-                self.state = E.ST_HOLD
-                self._entry_reset()
-                self._lamps()
-                self._show(E.M_HOLD)
-                return
-            self._rec(E.J_RESULT, e[0], e[1], e[2], 0)
-            self._settled(E.M_PAYING)
-        elif self.has_result:
+        if st == E.ST_RESULT and self.has_reader and not same(e, self.reader):
+            r = self.reader
+            self._rec(E.J_HOLD, e[0], e[1], e[2], r[0], r[1], r[2])
+            msg = E.M_HOLD
+        elif st == E.ST_RESULT or not self.has_result:
+            # The dealer's result (p3 0), or the supervisor's decision of a
+            # hold raised before any result (p3 1).
+            self._rec(E.J_RESULT, e[0], e[1], e[2], 0 if st == E.ST_RESULT else 1)
+            msg = E.M_PAYING
+        else:
             # A correction under the supervisor key (or the decision of a hold
             # raised after the result): journaled with both results.
             if st == E.ST_PAYING and same(e, self.dice):
@@ -126,8 +117,6 @@ class RoundEntry(RoundBase):
                 return
             d = self.dice
             self._rec(E.J_CORRECTION, d[0], d[1], d[2], e[0], e[1], e[2])
-            self._settled(E.M_CORRECTED)
-        else:
-            # The supervisor's decision of a hold raised before any result.
-            self._rec(E.J_RESULT, e[0], e[1], e[2], 1)
-            self._settled(E.M_PAYING)
+            msg = E.M_CORRECTED
+        self._lamps()
+        self._show(msg)

@@ -146,12 +146,3 @@ class SettlementTable:
         """Bytes of table data (rows and per-channel odds)."""
         return len(self.rows) + len(self.odds)
 
-
-def __getattr__(name):
-    # Settling recorded wagers is for the host (sicbo settle) and the tests,
-    # not the controller: sicbo/wagers.py, loaded when first asked for.
-    if name == "settle_wagers" or name == "Settlement":
-        from sicbo import wagers
-
-        return getattr(wagers, name)
-    raise AttributeError(name)

@@ -48,6 +48,8 @@ _TEXTS = (
     "round interrupted by a power cut before the bell: void\n"  # R_POWER_CUT
     "refused: the correction equals the current result\n"  # R_SAME_RESULT
     "alarm: reader disagrees with the confirmed result\n"  # R_READER_MISMATCH
+    "alarm: damaged journal records ignored; the round is void or held for the supervisor\n"
+    # R_DAMAGE
 )
 
 # The message codes in the order of their lines in _TEXTS.
@@ -60,15 +62,21 @@ _CODES = bytes((
     E.R_DICE_RANGE, E.R_COVER_BEFORE_PAYOUT, E.R_PAYOUT_PENDING, E.R_SECOND_RESULT,
     E.R_VOID_NOT_NOW, E.R_VOID_REASON, E.R_INCOMPLETE, E.R_NEED_SUPERVISOR, E.R_SENSOR_FAULT,
     E.R_FAULT_ACTIVE, E.R_KEY_NOT_NOW, E.R_READER_ROUND, E.R_POWER_CUT, E.R_SAME_RESULT,
-    E.R_READER_MISMATCH,
+    E.R_READER_MISMATCH, E.R_DAMAGE,
 ))
 
 
 STATE_NAMES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 J_NAMES = ("?", "boot", "round", "open", "bell", "cover_off", "result", "correction",
            "void", "payout", "alarm", "violation", "refused", "hold", "reader",
-           "supervisor", "resume", "alarm_clear", "meters", "config", "diag")
-VOID_NAMES = ("?", "stacked", "leaning", "other", "tamper", "power cut", "sensor fault")
+           "supervisor", "resume", "alarm_clear", "meters", "config", "diag", "fault",
+           "damage")
+VOID_NAMES = ("?", "stacked", "leaning", "other", "tamper", "power cut", "sensor fault",
+              "journal damage")
+# Why a record was not applied (E.BAD_*, J_DAMAGE p0).
+DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not 1..6",
+                "value its type does not have", "sequence number skips ahead",
+                "round id out of order", "not possible in the round's state")
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
 DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk")
@@ -83,9 +91,3 @@ def text(code):
         start = _TEXTS.index("\n", start) + 1
     return "?"
 
-
-def __getattr__(name):
-    # TEXT, {code: text}, made on demand (host tools).
-    if name == "TEXT":
-        return dict((c, text(c)) for c in _CODES)
-    raise AttributeError(name)

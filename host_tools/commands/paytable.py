@@ -34,13 +34,13 @@ def run(args):
             "edition": cfg.edition,
             "name": cfg.name,
             "approval": cfg.approval["reference"],
-            "triple_kills": [areas.CODES[a] for a in cfg.triple_kills],
+            "triple_kills": [areas.code(a) for a in cfg.triple_kills],
             "areas": [{"area": ln.code, "odds": list(ln.odds) if isinstance(ln.odds, tuple)
                        else ln.odds, "ways": ln.ways, "edge": ln.edge_text(),
                        "edge_pct": ln.edge_pct(), "flag": ln.flagged()} for ln in lines]}))
         return 0
     print("%s (edition %d, approval %s)" % (cfg.name, cfg.edition, cfg.approval["reference"]))
-    print("A triple kills: %s" % ", ".join(areas.CODES[a] for a in cfg.triple_kills))
+    print("A triple kills: %s" % ", ".join(areas.code(a) for a in cfg.triple_kills))
     kind = None
     for ln in lines:
         group = _GROUP.get(ln.kind, ln.kind)

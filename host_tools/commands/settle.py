@@ -7,7 +7,7 @@ from host_tools.cli import UsageError
 from host_tools.rules import add_table_argument, load_table
 from sicbo import areas
 from sicbo.errors import InputError
-from sicbo.settle import settle_wagers
+from sicbo.wagers import settle_wagers
 
 NAME = "settle"
 HELP = "winning areas and odds for three dice (and payouts of a wager file)"
@@ -69,7 +69,7 @@ def run(args):
     triple = dice[0] == dice[1] == dice[2]
     if args.json:
         out = {"dice": dice, "total": total, "triple": triple,
-               "wins": [{"area": areas.CODES[a], "odds": o} for a, o in wins]}
+               "wins": [{"area": areas.code(a), "odds": o} for a, o in wins]}
         if settlement is not None:
             out["wagers"] = [{"area": c, "stake": s, "odds": o, "payout": p}
                              for (c, s), o, p in zip(settlement.wagers, settlement.odds,
@@ -83,7 +83,7 @@ def run(args):
                                             "  TRIPLE" if triple else ""))
     print("%d winning areas:" % len(wins))
     for a, o in wins:
-        print("  %-16s pays %3d to 1" % (areas.CODES[a], o))
+        print("  %-16s pays %3d to 1" % (areas.code(a), o))
     if settlement is not None:
         print("wagers:")
         rows = zip(settlement.wagers, settlement.odds, settlement.payouts, strict=True)

@@ -144,10 +144,25 @@ class Rig:
         assert self.m.state == E.ST_IDLE
 
 
-def replay_of(data, cfg=None):
-    rp = journal.Replay()
-    rp.feed(data)
-    return rp
+def replay_of(data, cfg=None, table=None):
+    """A fresh machine (as after a power-on) fed the journal's bytes."""
+    m = RoundMachine(cfg if cfg is not None else make_cfg(), table=table)
+    m.feed(data)
+    return m
+
+
+def snapshot(m):
+    """Everything the journal decides about the round (not the dealer's
+    unfinished key entry, not the sensor levels)."""
+    return (m.state, m.round, m.seq, m.boot, m.open_seq, bytes(m.dice), m.has_result,
+            bytes(m.reader), m.has_reader, bytes(m.hold), m.alarm, m.violation,
+            m.void_lit, m.faults, bytes(m.config_id), m.config_wall)
+
+
+def forge(rtype, seq, rid, payload=bytes(8), boot=1):
+    """A CRC-valid record saying whatever the test wants (its length is the
+    payload's plus 28)."""
+    return journal.encode(rtype, seq, rid, boot, 0, None, bytes(payload))
 
 
 def tmpdir(name):

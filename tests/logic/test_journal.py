@@ -6,6 +6,14 @@ from journal_store import JournalStore
 from roundkit import Rig, replay_of, rmdir, tmpdir
 from sicbo import events as E
 from sicbo import journal
+from sicbo.roundstate import RoundState
+
+
+def _boot(st):
+    """What a boot reads from a store: every segment through one RoundState."""
+    rs = RoundState()
+    st.boot(rs.feed)
+    return rs
 
 
 def test_record_layout():
@@ -87,7 +95,7 @@ def test_store_append_flush_and_read_back():
     st.append(bytes(r.journal))
     st.close()
     st2 = JournalStore(d)
-    assert b"".join(st2.read_all()) == bytes(r.journal)
+    assert b"".join([bytes(p) for p in st2.read_all()]) == bytes(r.journal)
     rmdir(d)
 
 
@@ -98,12 +106,12 @@ def test_store_boot_starts_a_new_segment_after_a_torn_tail():
     st.append(bytes(r.journal) + b"\xa5\x06\x24\x00\x09")  # a torn record
     st.close()
     st2 = JournalStore(d)
-    rp = st2.boot(journal.Replay())
+    rp = _boot(st2)
     assert rp.scanner.torn_bytes == 5 and rp.round == 1
     assert len(st2.segments()) == 2
     st2.append(journal.encode(E.J_BOOT, rp.seq + 1, 1, 1, 0, None, bytes(8)))
     st2.close()
-    rp2 = JournalStore(d).boot(journal.Replay())
+    rp2 = _boot(JournalStore(d))
     assert rp2.seq == rp.seq + 1 and rp2.scanner.records == rp.scanner.records + 1
     rmdir(d)
 
@@ -140,7 +148,7 @@ def test_rotation_bounds_size_and_keeps_the_unfinished_round():
     assert len(st.segments()) > 3  # held back by the open round
     assert st.deleted > 0
     st.close()
-    rp = JournalStore(d, segment_bytes=200, max_segments=3).boot(journal.Replay())
+    rp = _boot(JournalStore(d, segment_bytes=200, max_segments=3))
     assert rp.round == 20 and rp.state == E.ST_OPEN and rp.open_seq > 0
     names = os.listdir(d)
     assert len(names) == len(st.segments()) + 1
@@ -160,14 +168,14 @@ def test_store_power_cut_inside_the_last_records_on_disk():
         st.append(data[:cut])
         st.close()
         st = JournalStore(d)
-        rp = st.boot(journal.Replay())
+        rp = _boot(st)
         whole = [x for x in recs if x.offset + x.length <= cut]
         assert rp.seq == whole[-1].seq and rp.scanner.records == len(whole)
         # The next boot's records land in a new segment and replay after the tear.
         st.append(journal.encode(E.J_BOOT, rp.seq + 1, rp.round, rp.boot + 1, 0, None,
                                  bytes(8)))
         st.close()
-        rp2 = JournalStore(d).boot(journal.Replay())
+        rp2 = _boot(JournalStore(d))
         assert rp2.seq == rp.seq + 1 and rp2.boot == rp.boot + 1
     rmdir(d)
 
@@ -184,11 +192,11 @@ def test_many_boots_keep_the_history():
     seq = journal.records(data)[-1].seq
     for _ in range(12):
         st = JournalStore(d, segment_bytes=4096, max_segments=4)
-        rp = st.boot(journal.Replay())
+        rp = _boot(st)
         seq += 1
         st.append(journal.encode(E.J_BOOT, seq, rp.round, rp.boot + 1, 0, None, bytes(8)))
         st.close()
-    rp = JournalStore(d).boot(journal.Replay())
+    rp = _boot(JournalStore(d))
     assert rp.round == 2 and rp.seq == seq
     assert len(os.listdir(d)) >= 13  # nothing deleted
     rmdir(d)

@@ -3,8 +3,8 @@
 from journal_store import JournalStore
 from roundkit import Rig, rmdir, tmpdir
 from sicbo import events as E
-from sicbo import journal
 from sicbo.recall import Recall, checkpoint
+from sicbo.roundstate import RoundState
 
 
 def _session():
@@ -97,9 +97,16 @@ def test_meters_survive_rotation_through_checkpoints():
     st.close()
     assert st.deleted > 0
     rc2 = Recall(r.m.table)
-    rp = JournalStore(d, segment_bytes=300, max_segments=2).boot(journal.Replay(), rc2)
+    rp = RoundState()
+
+    def feed(data):
+        rp.feed(data)
+        rc2.feed(data)
+
+    JournalStore(d, segment_bytes=300, max_segments=2).boot(feed)
     assert rc2.checkpoints >= 1
     assert rc2.meters.get("paid") == 12 and rc2.meters.counts == rc.meters.counts
     assert rc2.meters.wins == rc.meters.wins
     assert rp.seq == r.m.seq and rp.state == E.ST_IDLE and rp.round == 12
+    assert rp.damaged == 0 and rc2.damaged == 0
     rmdir(d)

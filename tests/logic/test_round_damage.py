@@ -1,0 +1,338 @@
+# A replay that trusts no record (issue 9): CRC-valid records that their type,
+# the sequence, the round or the round's state does not allow are counted as
+# damage and never applied; resume journals them (J_DAMAGE, an alarm) and
+# voids or holds the unfinished round; recall and the log lines skip them and
+# never raise. Each forged record below is caught by one check: removing that
+# check makes its test fail.
+from roundkit import Rig, forge, make_cfg, replay_of, snapshot
+from sicbo import events as E
+from sicbo import journal, logtext
+from sicbo.recall import Recall
+from sicbo.roundstate import RoundState
+
+_NO_HEAD = (1, 2)  # snapshot indices of round and seq
+
+
+def _rig(state):
+    """A rig whose round is in `state`, its journal so far in r.journal."""
+    r = Rig()
+    r.round(1, 2, 3)
+    if state == E.ST_IDLE:
+        return r
+    r.to_open()
+    if state == E.ST_OPEN:
+        return r
+    r.ev(E.EV_BELL)
+    if state == E.ST_CLOSED:
+        return r
+    r.ev(E.EV_COVER_OFF)
+    if state == E.ST_RESULT:
+        return r
+    r.enter(4, 5, 6)
+    if state == E.ST_PAYING:
+        return r
+    r.reader(1, 1, 1)  # disagrees with 4-5-6: hold
+    assert r.m.state == E.ST_HOLD
+    return r
+
+
+def _verdict(r, rtype, payload=bytes(8), dseq=1, drid=0):
+    """Replay r's journal, then take one forged record: (replay, code)."""
+    rp = replay_of(bytes(r.journal), r.cfg, r.m.table)
+    assert snapshot(rp) == snapshot(r.m) and rp.damaged == 0
+    before = snapshot(rp)
+    code = rp.take(forge(rtype, rp.seq + dseq, rp.round + drid, payload), 0)
+    after = snapshot(rp)
+    if code:
+        for i in range(len(before)):
+            if i not in _NO_HEAD:
+                assert after[i] == before[i], (rtype, i, before[i], after[i])  # not applied
+    if code > 0:
+        assert rp.damaged == 1 and rp.pending == 1
+        assert rp.damage[0] == code and rp.damage[1] == rtype
+    return rp, code
+
+
+def _p(*values):
+    return bytes(values) + bytes(8 - len(values))
+
+
+def test_unknown_record_types_are_damage():
+    r = _rig(E.ST_OPEN)
+    for t in (0, E.J_LAST + 1, 99, 255):
+        assert _verdict(r, t)[1] == E.BAD_TYPE, t
+
+
+def test_a_record_of_the_wrong_length_is_damage():
+    r = _rig(E.ST_OPEN)
+    assert _verdict(r, E.J_BELL, bytes(12))[1] == E.BAD_LENGTH  # would close betting
+    r = _rig(E.ST_RESULT)
+    assert _verdict(r, E.J_RESULT, b"")[1] == E.BAD_LENGTH  # 28 bytes, no dice
+    assert _verdict(r, E.J_RESULT, _p(1, 2, 3) + bytes(4))[1] == E.BAD_LENGTH
+    assert _verdict(r, E.J_METERS, bytes(8))[1] == E.BAD_LENGTH
+
+
+def test_dice_out_of_range_are_damage():
+    r = _rig(E.ST_RESULT)
+    assert _verdict(r, E.J_RESULT, _p(0, 7, 6))[1] == E.BAD_DICE
+    assert _verdict(r, E.J_RESULT, _p(1, 2, 7))[1] == E.BAD_DICE
+    assert _verdict(r, E.J_READER, _p(1, 0, 2))[1] == E.BAD_DICE
+    r = _rig(E.ST_PAYING)
+    assert _verdict(r, E.J_CORRECTION, _p(4, 5, 6, 1, 9, 1))[1] == E.BAD_DICE
+    assert _verdict(r, E.J_CORRECTION, _p(4, 5, 6, 0, 1, 1))[1] == E.BAD_DICE
+    assert _verdict(r, E.J_HOLD, _p(4, 5, 6, 1, 1, 8))[1] == E.BAD_DICE
+
+
+def test_codes_reasons_and_policies_out_of_range_are_damage():
+    cases = (
+        (E.ST_IDLE, E.J_ROUND, _p(3)),  # shaker
+        (E.ST_OPEN, E.J_VOID, _p(0, 0)),  # void reason
+        (E.ST_OPEN, E.J_VOID, _p(E.V_LAST + 1, 0)),
+        (E.ST_OPEN, E.J_VOID, _p(E.V_STACKED, 2)),  # void policy
+        (E.ST_RESULT, E.J_RESULT, _p(1, 2, 3, 2)),  # result source
+        (E.ST_OPEN, E.J_ALARM, _p(E.M_READER_OK)),  # not an alarm's code
+        (E.ST_OPEN, E.J_ALARM, _p(E.R_LAST + 1)),
+        (E.ST_RESULT, E.J_VIOLATION, _p(200)),
+        (E.ST_OPEN, E.J_REFUSED, _p(E.R_COVER_NOT_ON - 1)),
+        (E.ST_OPEN, E.J_SUPERVISOR, _p(2)),
+        (E.ST_OPEN, E.J_RESUME, _p(E.ST_HOLD + 1, 0)),
+        (E.ST_OPEN, E.J_RESUME, _p(0, E.ST_HOLD + 1)),
+        (E.ST_OPEN, E.J_DAMAGE, _p(0)),
+        (E.ST_OPEN, E.J_DAMAGE, _p(E.BAD_LAST + 1)),
+    )
+    for state, t, payload in cases:
+        assert _verdict(_rig(state), t, payload, drid=1 if t == E.J_ROUND else 0)[1] \
+            == E.BAD_VALUE, (state, t, payload)
+
+
+def test_the_records_a_live_machine_writes_pass_every_check():
+    # The other side of each check above: the same types with good values.
+    r = _rig(E.ST_RESULT)
+    assert _verdict(r, E.J_RESULT, _p(1, 2, 3, 0))[1] == 0
+    assert _verdict(r, E.J_VOID, _p(E.V_OTHER, 1))[1] == 0
+    assert _verdict(_rig(E.ST_OPEN), E.J_ALARM, _p(E.R_DAMAGE, 3))[1] == 0
+    assert _verdict(_rig(E.ST_IDLE), E.J_ROUND, _p(2), drid=1)[1] == 0
+
+
+def test_a_sequence_number_that_skips_ahead_is_damage_and_the_journal_goes_on():
+    r = _rig(E.ST_OPEN)
+    base = bytes(r.journal)
+    rp, code = _verdict(r, E.J_SUPERVISOR, _p(1), dseq=5)
+    assert code == E.BAD_SEQ and rp.seq == r.m.seq  # not taken as the new last
+    r.ev(E.EV_BELL)
+    rest = bytes(r.journal)[len(base):]
+    rp = replay_of(base + forge(E.J_SUPERVISOR, r.m.seq + 5, r.m.round, _p(1)) + rest,
+                   r.cfg, r.m.table)
+    assert rp.damaged == 1 and snapshot(rp) == snapshot(r.m)
+
+
+def test_duplicates_are_ignored_not_damage():
+    r = _rig(E.ST_OPEN)
+    rp, code = _verdict(r, E.J_BELL, dseq=0)
+    assert code == -1 and rp.duplicates == 1 and rp.damaged == 0
+
+
+def test_round_ids_out_of_order_are_damage():
+    assert _verdict(_rig(E.ST_IDLE), E.J_ROUND, _p(0), drid=2)[1] == E.BAD_ROUND
+    assert _verdict(_rig(E.ST_IDLE), E.J_ROUND, _p(0), drid=0)[1] == E.BAD_ROUND
+    assert _verdict(_rig(E.ST_OPEN), E.J_BELL, drid=-1)[1] == E.BAD_ROUND
+    assert _verdict(_rig(E.ST_OPEN), E.J_BELL, drid=1)[1] == E.BAD_ROUND
+
+
+def test_records_the_round_state_does_not_allow_are_damage():
+    cases = (
+        (E.ST_IDLE, E.J_RESULT, _p(1, 2, 3)),
+        (E.ST_IDLE, E.J_OPEN, _p()),
+        (E.ST_SHAKING, E.J_BELL, _p()),
+        (E.ST_OPEN, E.J_COVER_OFF, _p()),
+        (E.ST_OPEN, E.J_PAYOUT, _p()),
+        (E.ST_OPEN, E.J_VIOLATION, _p(E.R_COVER_BEFORE_PAYOUT)),
+        (E.ST_OPEN, E.J_READER, _p(1, 2, 3)),
+        (E.ST_CLOSED, E.J_RESULT, _p(1, 2, 3)),
+        (E.ST_IDLE, E.J_VOID, _p(E.V_STACKED)),
+        (E.ST_RESULT, E.J_CORRECTION, _p(4, 5, 6, 1, 1, 1)),  # no result yet
+        (E.ST_PAYING, E.J_CORRECTION, _p(6, 5, 4, 1, 1, 1)),  # not the current result
+        (E.ST_PAYING, E.J_HOLD, _p(1, 1, 1, 2, 2, 2)),  # no reader dice
+        (E.ST_PAYING, E.J_RESULT, _p(1, 2, 3)),  # a second result
+        (E.ST_HOLD, E.J_RESULT, _p(1, 2, 3)),  # a hold after the result: a correction
+        (E.ST_HOLD, E.J_VOID, _p(E.V_OTHER)),  # ... cannot be voided
+        (E.ST_HOLD, E.J_READER, _p(1, 1, 1)),
+        (E.ST_HOLD, E.J_PAYOUT, _p()),
+    )
+    for state, t, payload in cases:
+        assert _verdict(_rig(state), t, payload)[1] == E.BAD_STATE, (state, t)
+    r = _rig(E.ST_PAYING)
+    r.reader(4, 5, 6)  # agrees: the reader's dice are known
+    assert r.m.state == E.ST_PAYING
+    assert _verdict(r, E.J_HOLD, _p(4, 5, 6, 1, 1, 1))[1] == E.BAD_STATE  # not its reader
+    assert _verdict(r, E.J_HOLD, _p(1, 2, 3, 4, 5, 6))[1] == E.BAD_STATE  # not its result
+    assert _verdict(r, E.J_READER, _p(4, 5, 6))[1] == E.BAD_STATE  # the reader once
+
+
+def _shaking():
+    r = Rig()
+    r.arm()
+    r.ev(E.EV_SHAKE)
+    assert r.m.state == E.ST_SHAKING
+    return r
+
+
+def test_state_checks_cover_shaking_too():
+    assert _verdict(_shaking(), E.J_BELL)[1] == E.BAD_STATE
+    assert _verdict(_shaking(), E.J_OPEN)[1] == 0
+
+
+def test_a_gap_after_corruption_or_at_a_segment_start_is_not_damage():
+    r = _rig(E.ST_OPEN)
+    base = bytes(r.journal)
+    r.ev(E.EV_BELL)
+    r.ev(E.EV_COVER_OFF)
+    rest = bytes(r.journal)[len(base):]
+    # The J_BELL lost in the middle (corrupt bytes): the next record follows a gap.
+    bad = bytearray(rest[:journal.REC_LEN])
+    bad[9] ^= 0xFF
+    rp = replay_of(base + bytes(bad) + rest[journal.REC_LEN:], r.cfg, r.m.table)
+    assert rp.scanner.corrupt_bytes == journal.REC_LEN
+    assert rp.damaged == 1  # the cover lifted in OPEN: its state does not allow it
+    assert rp.seq == r.m.seq  # but the sequence goes on
+    # A segment (a piece) that starts after a missing one: no damage.
+    rp = RoundState()
+    rp.feed(base)
+    rp.feed(rest[journal.REC_LEN:])
+    assert rp.damaged == 1 and rp.seq == r.m.seq  # the J_COVER_OFF: state, not sequence
+
+
+def test_a_journal_trimmed_by_rotation_starts_mid_round_without_damage():
+    r = _rig(E.ST_PAYING)
+    r.ev(E.EV_PAYOUT)
+    r.round(2, 2, 2)
+    recs = journal.records(bytes(r.journal))
+    # From the bell of round 2 on: its J_ROUND was in a deleted segment.
+    start = [x for x in recs if x.round == 2 and x.type == E.J_BELL][0].offset
+    rp = replay_of(bytes(r.journal)[start:], r.cfg, r.m.table)
+    assert rp.damaged == 0 and rp.state == E.ST_IDLE and rp.round == 3
+    assert rp.seq == r.m.seq
+
+
+def _boot(data, cover=1, cfg=None):
+    r = Rig(cfg)
+    m = r.m
+    m.feed(data)
+    r.now += 1000
+    r._drain(m.resume(r.now, None, cover, 1, 1, 0, 3))
+    r.journal = bytearray(data)
+    r.journal.extend(r.raw)
+    return r
+
+
+def test_resume_journals_damage_and_voids_a_round_before_its_result():
+    r = _rig(E.ST_RESULT)
+    data = bytes(r.journal) + forge(E.J_RESULT, r.m.seq + 1, r.m.round, _p(0, 7, 6))
+    b = _boot(data, cover=0)
+    types = b.types()
+    assert types == [E.J_BOOT, E.J_DAMAGE, E.J_ALARM, E.J_VOID], types
+    boot, dmg, alarm, void = b.recs
+    assert boot.p(0) == 3  # the reset cause
+    assert dmg.p(0) == E.BAD_DICE and dmg.p(1) == E.J_RESULT
+    assert dmg.p(2) | dmg.p(3) << 8 == r.m.seq + 1  # the damaged record's seq
+    assert alarm.p(0) == E.R_DAMAGE and alarm.p(1) == 1
+    assert void.p(0) == E.V_DAMAGE and void.round == r.m.round
+    m = b.m
+    assert m.state == E.ST_IDLE and m.alarm and m.void_lit and m.pending == 0
+    assert b.lamp("ALARM") and b.lamp("VOID") and not b.lamp("SMALL")
+    # Reported once: the next boot finds the same damage already journaled.
+    b2 = _boot(bytes(b.journal))
+    assert b2.types() == [E.J_BOOT] and b2.m.damaged == 1 and b2.m.state == E.ST_IDLE
+    # The table goes on once the supervisor has seen the alarm.
+    b2.ev(E.EV_SUPERVISOR_ON)
+    b2.ev(E.EV_SUPERVISOR_OFF)
+    b2.round(3, 3, 4)
+    assert b2.m.round == r.m.round + 1
+
+
+def test_resume_holds_a_round_being_paid_for_the_supervisor():
+    r = _rig(E.ST_PAYING)
+    data = bytes(r.journal) + forge(E.J_CORRECTION, r.m.seq + 1, r.m.round,
+                                    _p(4, 5, 6, 1, 9, 1))
+    b = _boot(data, cover=0)
+    assert b.types() == [E.J_BOOT, E.J_DAMAGE, E.J_ALARM, E.J_RESUME]
+    m = b.m
+    assert m.state == E.ST_HOLD and m.has_result and bytes(m.dice) == bytes((4, 5, 6))
+    assert b.recs[3].p(0) == E.ST_HOLD and b.recs[3].p(1) == E.ST_PAYING
+    assert b.lamp("ALARM") and b.lamp("BIG")  # the journaled result, not settled again
+    b.ev(E.EV_PAYOUT)
+    assert b.m.state == E.ST_HOLD  # payout waits for the supervisor
+    # A later boot replays the J_DAMAGE: still held.
+    b2 = _boot(bytes(b.journal), cover=0)
+    assert b2.m.state == E.ST_HOLD and b2.types() == [E.J_BOOT, E.J_RESUME]
+    # The supervisor confirms the result again (or corrects it), then payout.
+    b2.ev(E.EV_SUPERVISOR_ON)
+    b2.enter(4, 5, 6)
+    assert b2.m.state == E.ST_PAYING
+    b2.ev(E.EV_SUPERVISOR_OFF)
+    b2.ev(E.EV_PAYOUT)
+    assert b2.m.state == E.ST_IDLE
+
+
+def test_resume_reports_at_most_three_records_and_counts_them_all():
+    r = _rig(E.ST_OPEN)
+    data = bytes(r.journal)
+    for k in range(5):
+        data += forge(E.J_SUPERVISOR, r.m.seq + 1 + k, r.m.round, _p(7))
+    b = _boot(data, cfg=make_cfg(resume_policy="keep_open"))
+    assert b.types().count(E.J_DAMAGE) == 3
+    assert b.recs[4].type == E.J_ALARM and b.recs[4].p(1) == 5
+    assert b.m.state == E.ST_IDLE and b.recs[-1].p(0) == E.V_DAMAGE
+
+
+def test_recall_and_log_lines_skip_damaged_records_without_raising():
+    r = _rig(E.ST_RESULT)
+    seq = r.m.seq
+    data = bytes(r.journal)
+    forged = (forge(E.J_RESULT, seq + 1, r.m.round, _p(0, 7, 6))
+              + forge(E.J_RESULT, seq + 2, r.m.round, b"")
+              + forge(E.J_CORRECTION, seq + 3, r.m.round, _p(1, 2, 3, 0, 0, 9))
+              + forge(E.J_PAYOUT, seq + 4, r.m.round))
+    rc = Recall(r.m.table)
+    rc.feed(data + forged)
+    assert rc.damaged == 4
+    assert [(s, t, c) for s, t, c in rc.damage] == [
+        (seq + 1, E.J_RESULT, E.BAD_DICE), (seq + 2, E.J_RESULT, E.BAD_LENGTH),
+        (seq + 3, E.J_CORRECTION, E.BAD_DICE), (seq + 4, E.J_PAYOUT, E.BAD_STATE)]
+    info = rc.last()[0]
+    assert info.round == r.m.round and info.damaged == 4
+    assert info.dice is None and info.status == "open" and info.winning_areas(r.m.table) == []
+    assert rc.meters.get("paid") == 1 and rc.meters.get("corrections") == 0
+    for rec in journal.records(forged):
+        line = logtext.journal_line(rec, r.m.table)
+        assert ("round %5d" % r.m.round) in line
+        assert journal.check(rec) != 0 or rec.type == E.J_PAYOUT
+    b = _boot(data + forged, cover=0)
+    line = logtext.journal_line(b.recs[1], r.m.table)
+    assert "dice not 1..6" in line and ("seq %d" % (seq + 1)) in line
+
+
+def test_a_forged_journal_of_every_kind_never_raises():
+    # Every type with every payload byte at 0, 7 and 255, in every state.
+    import gc
+
+    for state in (E.ST_IDLE, E.ST_OPEN, E.ST_RESULT, E.ST_PAYING, E.ST_HOLD):
+        gc.collect()
+        r = _rig(state)
+        data = bytearray(r.journal)
+        n = len(data)
+        seq = r.m.seq
+        for t in range(0, E.J_LAST + 3):
+            for v in (0, 7, 255):
+                seq += 1
+                data.extend(forge(t, seq, r.m.round + (1 if t == E.J_ROUND else 0),
+                                  bytes([v] * 8)))
+        b = _boot(data, cover=0)
+        assert b.m.damaged > 0
+        rc = Recall(r.m.table)
+        rc.feed(b.journal)
+        for info in rc.last():
+            info.winning_areas(r.m.table)
+        rc = b = None
+        journal.Scanner().walk(memoryview(data)[n:], lambda d, o, _g, tb=r.m.table:
+                               logtext.journal_line(journal.Record(d, o), tb))
