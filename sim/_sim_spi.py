@@ -1,5 +1,8 @@
 # Part of the simulated `machine` (sim/machine.py): SPI (with 74HC595 chains
 # latched by a pin), PWM and bitstream, loaded on first use of any of them.
+# The 74HC595s (and the wire's S frames) get the bits as a 595 samples them:
+# mode 1 (polarity 0, phase 1) delays every bit by one, LSB first reverses
+# each byte; sim_spi_writes keeps what the program wrote.
 # Every transfer also clocks the 74HC165 chains on the bus's SCK
 # (sim/_sim_hc165.py), and a chain on the bus's MISO is what reads return;
 # without one, reads return the bytes of sim_spi_feed (then zeros).
@@ -82,11 +85,35 @@ class SPI:
         if not self._on:
             raise OSError("SPI(%d) is deinitialised" % self._id)
 
+    def _as_595(self, data):
+        # What a 74HC595 (sampling on the rising edge) receives. In mode 1
+        # the master changes MOSI on that very edge: the 595 takes the bit
+        # before (MOSI idles low first). LSB first reverses each byte.
+        # Modes 0, 2 and 3 change MOSI away from the rising edge.
+        pol, pha, lsb = self._mode
+        late = pha and not pol
+        if not late and not lsb:
+            return data
+        out = bytearray(data)
+        carry = 0
+        for k in range(len(out)):
+            b = out[k]
+            if lsb:
+                r = 0
+                for j in range(8):
+                    r |= ((b >> j) & 1) << (7 - j)
+                b = r
+            if late:
+                b, carry = (carry << 7) | (b >> 1), b & 1
+            out[k] = b
+        return bytes(out)
+
     def _shift(self, data):
         log = _spi_log[self._id]
         log.append(data)
         if len(log) > LOG_KEEP:
             log.pop(0)
+        data = self._as_595(data)
         sh = _spi_shift[self._id]
         _spi_shift[self._id] = (bytes(sh) + data)[-64:]
         if _m._wire is not None:

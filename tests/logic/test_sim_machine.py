@@ -602,3 +602,21 @@ def test_hc165_arguments_checked_and_reset():
     _raises(ValueError, machine.sim_set_165, HC_LOAD, 0, 2)
     machine.sim_reset()
     _raises(ValueError, machine.sim_inputs_165, HC_LOAD)
+
+
+def test_595_frame_needs_mode_0_2_or_3_and_msb_first():
+    def frame(**kw):
+        machine.sim_reset()
+        latch = Pin(5, Pin.OUT, value=0)
+        spi = SPI(2, sck=Pin(18), mosi=Pin(23), miso=Pin(19), **kw)
+        machine.sim_attach_595(2, 5, 2)
+        spi.write(b"\x81\x03")
+        latch.on()
+        assert machine.sim_spi_writes(2) == [b"\x81\x03"]  # what the program wrote
+        return machine.sim_frame(5)
+
+    assert frame() == b"\x81\x03"
+    assert frame(polarity=1, phase=0) == b"\x81\x03"
+    assert frame(polarity=1, phase=1) == b"\x81\x03"
+    assert frame(phase=1) == b"\x40\x81"  # MOSI changes on the sampling edge: one bit late
+    assert frame(firstbit=SPI.LSB) == b"\x81\xc0"  # each byte reversed
