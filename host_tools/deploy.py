@@ -400,7 +400,8 @@ def agent_code(*names, agent=AGENT):
 
 
 def probe_code(paths, want):
-    return agent_code("sd_hash", "sd_exists", "sd_mpy", "sd_current", "sd_probe", "sd_start") \
+    return agent_code("sd_hash", "sd_exists", "sd_mpy", "sd_frozen", "sd_current", "sd_probe",
+                      "sd_start") \
         + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
 
 
@@ -534,7 +535,7 @@ class Report:
                     % (what, self.unchanged, ", app restarted" if self.reset else "",
                        self.mpremote_runs, "" if self.mpremote_runs == 1 else "s",
                        self.seconds))
-        return ("deployed %s: %d copied (%d bytes), %d removed, %d unchanged, "
+        return ("%s: %d copied (%d bytes), %d removed, %d unchanged, "
                 "%d mpremote runs, %.1f s"
                 % (what, len(self.copied), self.bytes_copied, len(self.removed),
                    self.unchanged, self.mpremote_runs, self.seconds))

@@ -15,7 +15,16 @@ Decisions, all testable without a board:
 * it is written at the chip's bootloader offset: 0x1000 for the ESP32 and
   ESP32-S2, 0x0 for S3/C2/C3/C6/C61/H2, 0x2000 for C5/P4/H4;
 * ``--erase`` erases the whole flash first (``write-flash --erase-all``);
-* afterwards MicroPython must answer at the REPL (mpremote, a few retries).
+* afterwards MicroPython must answer at the REPL (mpremote, a few retries);
+  an image with the firmware frozen in (board_config's manifest) reports the
+  code hash of its module ``frozen_id``, the same ``code_hash`` that ``sicbo
+  deploy`` reports.
+
+A frozen production image (ESP-IDF build with board_config's manifest: its
+``firmware.bin`` = bootloader + partition table + application, as
+micropython.org's downloads) is an ordinary complete ESP32 image: the same
+checks accept it, whatever its size; its ``micropython.bin`` (the application
+alone) is refused like any application-only image.
 """
 
 import os
@@ -75,7 +84,8 @@ def read_image_header(data):
     table = PARTITION_TABLE_FLASH_ADDR - offset
     if data[table:table + 2] != PARTITION_MAGIC:
         raise FlashError("an application-only image for %s, not a complete firmware (no "
-                         "partition table at 0x%x): use the full .bin from micropython.org"
+                         "partition table at 0x%x): use the full .bin from micropython.org, "
+                         "or a build's firmware.bin, not its micropython.bin"
                          % (CHIPS[chip][2], PARTITION_TABLE_FLASH_ADDR))
     return chip
 
@@ -115,23 +125,24 @@ def detect_chip(port, run=subprocess.run):
 
 
 def check_repl(port, tries=8, wait=1.5, mpremote=None):
-    """Version line of the MicroPython that answers on port, or FlashError."""
-    from host_tools.deploy import MpRemote
+    """What answers on port ("micropython 1.29.0 6", with ", frozen firmware
+    <code hash>" for an image with the firmware frozen in), or FlashError."""
+    from host_tools.deploy import MpRemote, agent_code
 
     mp = mpremote or MpRemote(port, timeout=30)
     last = None
     for _ in range(tries):
         time.sleep(wait)
         try:
-            out = mp.run("exec", "import sys; print('SICBO-REPL', sys.implementation.name, "
-                                 "'.'.join(str(v) for v in sys.implementation.version[:3]), "
-                                 "getattr(sys.implementation, '_mpy', 0) & 0xff)")
+            out = mp.run("exec", agent_code("sd_frozen", "sd_id") + "sd_id()\n")
         except UsageError as e:
             last = e
             continue
         for line in out.splitlines():
             if line.startswith("SICBO-REPL micropython "):
-                return line.split(" ", 1)[1]
+                name, version, mpy, frozen = (line.split() + ["-"])[1:5]
+                return "%s %s %s%s" % (name, version, mpy, "" if frozen == "-" else
+                                       ", frozen firmware " + frozen)
         last = out.strip()[-80:]
     raise FlashError("flashed, but MicroPython does not answer at the REPL on %s (%s)"
                      % (port, last))

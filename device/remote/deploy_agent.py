@@ -49,6 +49,24 @@ def sd_mpy(mpy):
     return "%d.%d" % (mpy & 0xFF, (mpy >> 8) & 3)
 
 
+def sd_frozen():
+    """CODE_SHA256 of the frozen firmware (its generated module frozen_id), or
+    None on a MicroPython without the firmware frozen in."""
+    try:
+        import frozen_id  # type: ignore[import-not-found]  # frozen firmware only
+    except ImportError:
+        return None
+    return frozen_id.CODE_SHA256
+
+
+def sd_id():
+    """sicbo flash's check that MicroPython answers: "SICBO-REPL <name>
+    <version> <.mpy version> <frozen code hash or ->"."""
+    impl = sys.implementation
+    print("SICBO-REPL", impl.name, "%d.%d.%d" % impl.version[:3],
+          getattr(impl, "_mpy", 0) & 0xFF, sd_frozen() or "-")
+
+
 def sd_current(meta, files, want, frozen, mpy, paths):
     """True if the committed manifest describes what the host would install now
     and every file it lists is intact: then the deploy has nothing to do.
@@ -85,13 +103,7 @@ def sd_probe(paths, want):
     any .py beside a .mpy of them (SICBO-H). Returns True if up to date."""
     impl = sys.implementation
     mpy = getattr(impl, "_mpy", None)
-    frozen = None
-    try:
-        import frozen_id  # type: ignore[import-not-found]  # frozen firmware only
-
-        frozen = frozen_id.CODE_SHA256
-    except ImportError:
-        pass
+    frozen = sd_frozen()
     files = {}
     meta = None
     name = None

@@ -118,7 +118,7 @@ def test_deploy_from_empty(vb, device):
     assert m["compiler"] == dp.mpy_cross_version_line()
     assert not any(p.startswith("remote/") for p in m["files"])  # host-side code stays home
     assert not os.path.exists(os.path.join(vb.fs, "remote"))
-    assert r.summary().startswith("deployed deployed code %s (firmware " % r.code)
+    assert r.summary().startswith("deployed code %s (firmware " % r.code)
     assert wait_starts(vb, 1) == 1  # the reset started main.py
     assert open(os.path.join(vb.fs, "table.json")).read() == open(TABLE).read()
     assert r.mpremote_runs == 3
@@ -317,7 +317,7 @@ def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
         assert (r.kind, r.code) == ("frozen", code)
         assert any(line.endswith("frozen firmware " + code) for line in lines), lines
         assert r.copied == [] and sorted(r.removed) == compiled
-        assert r.summary().startswith("deployed frozen firmware %s (firmware %s"
+        assert r.summary().startswith("frozen firmware %s (firmware %s"
                                       % (code, __import__("sicbo").FIRMWARE_VERSION))
         m = assert_consistent(vb)
         assert sorted(m["files"]) == ["board.json", "main.py", "table.json"]

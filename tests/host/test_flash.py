@@ -150,3 +150,55 @@ def test_check_repl_against_the_virtual_board(tmp_path):
     from host_tools.vboard import VirtualBoard
     with VirtualBoard(str(tmp_path / "vb")) as vb:
         assert fl.check_repl(vb.port, tries=2, wait=0.1).startswith("micropython 1.29")
+
+
+# -- a frozen production image (board_config's manifest) ------------------------
+
+def frozen_firmware(code="ab" * 32, app_size=0x180000):
+    """What an ESP-IDF build with the firmware frozen in gives as firmware.bin:
+    the bootloader at flash 0x1000 (file offset 0), the partition table at
+    0x8000, the application (its own ESP image header) at 0x10000, with the
+    frozen modules' bytecode in it. Larger than a stock image, otherwise the same."""
+    data = bytearray(image(size=0x10000 - 0x1000))
+    app = bytearray(app_size)
+    app[0] = fl.IMAGE_MAGIC
+    app[1] = 5
+    app[12:14] = (0).to_bytes(2, "little")
+    frozen = b"frozen_id.py\x00CODE_SHA256\x00" + code.encode()
+    app[0x1000:0x1000 + len(frozen)] = frozen
+    return bytes(data + app), bytes(app)
+
+
+def test_frozen_firmware_image_is_flashed_like_any_complete_image(tmp_path):
+    full, app = frozen_firmware()
+    fw = write(tmp_path, full, "firmware.bin")
+    assert fl.read_image_header(full) == "esp32"
+    cmd = fl.flash("/dev/ttyUSB0", fw, dry_run=True, out=lambda s: None)
+    assert cmd[-2:] == ["0x1000", fw]
+    port = write(tmp_path, b"", "ttyFAKE")
+    run = FakeRun("ESP32-D0WD-V3")
+    lines = []
+    fl.flash(port, fw, run=run, out=lines.append,
+             repl_check=lambda p: "micropython 1.28.0 6, frozen firmware " + "ab" * 32)
+    assert run.calls[1][-2:] == ["0x1000", fw]
+    assert lines[-1].endswith("frozen firmware " + "ab" * 32)
+    # the build's application alone (micropython.bin) is not a complete firmware
+    with pytest.raises(fl.FlashError, match="application-only.*micropython.bin"):
+        fl.read_image_header(app)
+
+
+def test_check_repl_reports_the_frozen_code_hash(tmp_path):
+    import shutil
+
+    from host_tools.vboard import SIM_DIR, VirtualBoard
+    image_dir = tmp_path / "image"
+    image_dir.mkdir()
+    for name in os.listdir(SIM_DIR):
+        if name.endswith(".py"):
+            shutil.copy(os.path.join(SIM_DIR, name), image_dir / name)
+    (image_dir / "frozen_id.py").write_text('CODE_SHA256 = "%s"\n' % ("cd" * 32))
+    with VirtualBoard(str(tmp_path / "vb"), frozen=str(image_dir)) as vb:
+        if vb.frozen_in:
+            pytest.skip("this interpreter has sim/ frozen in: no stand-in frozen image")
+        answer = fl.check_repl(vb.port, tries=2, wait=0.1)
+    assert answer.startswith("micropython 1.") and answer.endswith(", frozen firmware " + "cd" * 32)
