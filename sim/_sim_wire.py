@@ -38,6 +38,8 @@ def _whandle(kind, pl):
         for uid in list(_sim_uart._uart_rxpin):
             if _sim_uart._uart_rxpin[uid] == pl[0]:
                 _sim_uart._uart_feed(uid, bytes(pl[1:]))
+    elif kind == 65 or kind == 75:  # 'A', 'K': the 74HC165 chain of the keys
+        __import__("_sim_hc165")._wire_in(kind, pl)
     elif kind == 67 and len(pl) == 1:  # 'C'
         _m._cause = pl[0]
     elif kind == 89:  # 'Y'
