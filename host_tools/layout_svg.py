@@ -402,7 +402,10 @@ def render(cfg, table, dice=None, lit_dice=True, title=None, round_id=None, when
     s.rect(MARGIN, 12, WIDTH - 2 * MARGIN, hh, "url(#wood)", "#5b3d22", 2, 16)
     s.text(MARGIN + 24, 52, "SIC BO", 34, LINE, "bold", "start",
            extra=' letter-spacing="6"')
-    s.text(MARGIN + 24, 80, title or cfg.name, 15, TEXT, anchor="start", family=SANS)
+    name = title or cfg.name
+    if len(name) > 58:
+        name = name[:57] + "\u2026"  # the dice are drawn from the middle
+    s.text(MARGIN + 24, 80, name, 15, TEXT, anchor="start", family=SANS)
     s.text(MARGIN + 24, 102, "%d edition layout, %d areas offered"
            % (cfg.edition, len(cfg.offered)), 13, "#cbbf98", anchor="start", family=SANS)
     size = 64
