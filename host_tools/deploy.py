@@ -14,8 +14,9 @@ the functions it needs and one call (agent_code). A deploy is:
    tree's code hash, kind, compiler, .mpy version, main.py, board.json and
    table.json, and every file it lists verifies, with no .py shadowing a .mpy
    and, on frozen firmware, no code file at all). If so, that is all: in the
-   same connection the clock is set and the app (stopped by mpremote's Ctrl-C)
-   is started again by importing main, with no reset and no wait. Otherwise
+   same connection (one more ``exec --no-follow``) the clock is set and the
+   app (stopped by mpremote's Ctrl-C) is started again by importing main, with
+   no reset and no wait. Otherwise
    the probe also prints the sha256 of every file this deploy would write, of
    every file the previous manifest lists and of any ``.py`` that would shadow
    a ``.mpy``;
@@ -48,6 +49,7 @@ file is harmless if the image has one and the entry if it has not.
 import ast
 import concurrent.futures
 import copy
+import datetime
 import hashlib
 import json
 import os
@@ -481,12 +483,16 @@ def probe(mp, paths, want=None, start=False):
     the files the manifest lists and of any .py beside a .mpy of them.
     `want`: {"code": code hash, "compiler": mpy-cross version line, "files":
     {path: sha256} of the entry and configuration files}; None never matches.
-    With `start`, a current board gets its clock set and its app started again
-    in the same connection (the probe's Ctrl-C stopped it), without a reset."""
+    With `start`, a current board gets its clock set (as `mpremote rtc --set`
+    would) and its app started again in the same connection (the probe's
+    Ctrl-C stopped it), without a reset."""
     want = want or {"code": "", "compiler": "", "files": {}}
     chain = ["exec", probe_code(paths, want)]
     if start:
-        chain += ["+", "rtc", "--set", "+", "exec", "--no-follow", "sd_start(sd_ok)"]
+        now = datetime.datetime.now()  # as `mpremote rtc --set` gives it
+        chain += ["+", "exec", "--no-follow", "sd_start(sd_ok, %r)" % (
+            (now.year, now.month, now.day, now.weekday(), now.hour, now.minute, now.second,
+             now.microsecond),)]
     out = mp.run(*chain)
     info = _marked(out, "SICBO-PROBE")
     if info.get("name") != "micropython":

@@ -143,12 +143,16 @@ def sd_probe(paths, want):
     return ok
 
 
-def sd_start(ok):
-    """After a probe that found the board up to date: drops the agent's names
-    and starts the app as main.py would (the probe's Ctrl-C stopped it), with
-    no reset. Does nothing otherwise."""
+def sd_start(ok, now):
+    """After a probe that found the board up to date: sets the clock to `now`
+    (the tuple of machine.RTC().datetime(), as `mpremote rtc --set` gives it),
+    drops the agent's names and starts the app as main.py would (the probe's
+    Ctrl-C stopped it), with no reset. Does nothing otherwise."""
     if not ok:
         return
+    import machine
+
+    machine.RTC().datetime(now)
     g = globals()
     for k in list(g):
         if k.startswith("sd_"):

@@ -130,7 +130,18 @@ def test_deploy_from_empty(vb, device):
     assert out.split() == [m["firmware"], "sicbo/settle.mpy"], out
 
 
+def board_year(vb):
+    out = subprocess.run([MPREMOTE, "connect", vb.port, "exec",
+                          "import machine; print('YEAR', machine.RTC().datetime()[0])"],
+                         capture_output=True, text=True, timeout=30).stdout
+    return int(out.split("YEAR")[1].split()[0])
+
+
 def test_redeploy_without_change_copies_nothing_and_does_not_reset(vb, device):
+    subprocess.run([MPREMOTE, "connect", vb.port, "exec",
+                    "import machine; machine.RTC().datetime((2001, 1, 1, 0, 0, 0, 0, 0))"],
+                   check=True, capture_output=True, timeout=30)
+    assert board_year(vb) == 2001
     before = (vb.bytes_in, vb.hard_resets, starts(vb))
     r = run_deploy(vb, device)
     assert r.current and r.copied == [] and r.removed == []
@@ -143,6 +154,7 @@ def test_redeploy_without_change_copies_nothing_and_does_not_reset(vb, device):
     assert wait_starts(vb, before[2] + 1) == before[2] + 1
     time.sleep(0.2)
     assert starts(vb) == before[2] + 1 and vb.hard_resets == before[1]
+    assert board_year(vb) == time.localtime().tm_year  # the clock was set all the same
     # --no-reset: not even that
     r = run_deploy(vb, device, reset=False)
     assert r.current and not r.reset
