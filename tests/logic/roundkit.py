@@ -159,10 +159,10 @@ def snapshot(m):
             m.void_lit, m.faults, bytes(m.config_id), m.config_wall)
 
 
-def forge(rtype, seq, rid, payload=bytes(8), boot=1):
+def forge(rtype, seq, rid, payload=bytes(8), boot=1, wall=None):
     """A CRC-valid record saying whatever the test wants (its length is the
     payload's plus 28)."""
-    return journal.encode(rtype, seq, rid, boot, 0, None, bytes(payload))
+    return journal.encode(rtype, seq, rid, boot, 0, wall, bytes(payload))
 
 
 def tmpdir(name):
