@@ -611,6 +611,8 @@ class TableServer:
         lost, the serial port disappears; the table (its inputs) stays."""
         self._power().power_cut()
         with self._lock:
+            if self._wire is not None and self._sel is not None:
+                self._drop_wire("power cut")
             self._next_cause = PWRON_RESET
             self._wdt_due = None
             return {"ok": True, "powered": False, "boots": self._boots}

@@ -422,3 +422,57 @@ def test_resets_exit_with_the_virtual_boards_status(table, tmp_path):
     st = c.state()
     assert st["resets"] == ["hard", "soft"] and st["boots"] == 2
     assert c.outputs()["solenoid"]["on_count"] == 2  # released by each reset
+
+
+def test_the_watchdog_runs_on_wall_time(table):
+    srv, c = table
+    fb, _cause, _ = connected(srv)
+    fed = []
+
+    def fire():
+        fed.append(time.monotonic())
+
+    srv.on_watchdog = fire
+    t0 = time.monotonic()
+    fb.send(b"W", (300).to_bytes(4, "big"))  # armed: 300 ms
+    for _ in range(4):  # fed in time: no reset
+        time.sleep(0.1)
+        fb.send(b"W", (300).to_bytes(4, "big"))
+    assert c.state()["watchdog_ms"] == 300
+    assert fed == []
+    c.wait_for(lambda t: fed, timeout=3)  # then not fed: it runs out
+    assert fed[0] - t0 >= 0.7
+    assert c.state()["resets"] == ["watchdog"] and c.state()["watchdog_ms"] is None
+    ev = c.events(kinds=["reset", "watchdog"])["events"]
+    assert [e["kind"] for e in ev] == ["watchdog", "reset"]
+    assert ev[1]["cause"] == "watchdog" and ev[1]["by"] == "table"
+    fb.close()
+    c.wait_for(lambda t: not t.state()["connected"])
+    fb, cause, _ = connected(srv)
+    assert cause == 3  # the next boot reads WDT_RESET
+    fb.close()
+
+
+def test_the_watchdog_stops_with_the_interpreter_and_at_a_reset(table):
+    srv, c = table
+    fired = []
+    srv.on_watchdog = lambda: fired.append(1)
+    fb, _cause, _ = connected(srv)
+    fb.send(b"W", (200).to_bytes(4, "big"))
+    fb.send(b"R", bytes((2,)))  # machine.reset(): the watchdog stops
+    c.wait_for(lambda t: t.state()["resets"] == ["hard"])
+    fb.close()
+    fb, _cause, _ = connected(srv)
+    fb.send(b"W", (200).to_bytes(4, "big"))
+    fb.close()  # the interpreter ended (soft reset, a kill)
+    c.wait_for(lambda t: not t.state()["connected"])
+    time.sleep(0.4)
+    assert fired == [] and c.state()["resets"] == ["hard"]
+
+
+def test_power_ops_need_a_board(table):
+    _srv, c = table
+    for op in ("power_cut", "power_on"):
+        with pytest.raises(TableError, match="no board power"):
+            c.request(op)
+    assert c.state()["powered"] is None

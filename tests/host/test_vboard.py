@@ -418,3 +418,146 @@ def test_ctrl_c_interrupts_code_sent_in_raw_paste_mode(vb):
     # the reset's 100 ms sleep, as it would on a board)
     mpr(vb, "exec", "print(1)", "+", "reset")
     assert mpr(vb, "exec", "print(4)").stdout.strip() == "4"
+
+
+def _control(path, timeout=10):
+    """A control-socket client that knows nothing of this project's Python:
+    newline JSON over the UNIX socket, as an integrator's script would."""
+    import json
+    import socket
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    buf = [b""]
+
+    def request(**req):
+        s.sendall(json.dumps(req).encode() + b"\n")
+        while b"\n" not in buf[0]:
+            data = s.recv(65536)
+            assert data, "the table closed the control socket"
+            buf[0] += data
+        line, buf[0] = buf[0].split(b"\n", 1)
+        return json.loads(line)
+
+    return s, request
+
+
+def test_power_cut_and_power_on_through_the_control_socket(tmp_path):
+    folder = str(tmp_path / "vb")
+    port = os.path.join(folder, "tty")
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools", "vboard", "--folder", folder],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sock = None
+    try:
+        assert wait_for(lambda: os.path.islink(port)
+                        and os.path.exists(os.path.join(folder, "control.sock")), 20)
+
+        def board(code, check=True):
+            r = subprocess.run([MPREMOTE, "connect", port, "exec", code], capture_output=True,
+                               text=True, timeout=20)
+            assert r.returncode == 0 or not check, r.stdout + r.stderr
+            return r.stdout.strip()
+
+        with open(os.path.join(folder, "fs", "main.py"), "w") as f:
+            f.write("import machine\nf = open('/causes.txt', 'a')\n"
+                    "f.write('%d\\n' % machine.reset_cause())\nf.close()\n")
+        board("import machine; machine.RTC().datetime((2027, 3, 4, 3, 5, 6, 7, 0))")
+        subprocess.run([MPREMOTE, "connect", port, "reset"], capture_output=True, timeout=20)
+        sock, request = _control(os.path.join(folder, "control.sock"))
+        # the RTC survives a reset
+        assert wait_for(lambda: board("import machine; print(machine.RTC().datetime()[0])",
+                                      check=False) == "2027")
+        assert request(op="state")["powered"] is True
+        r = request(op="power_cut")
+        assert r["ok"] and r["powered"] is False
+        assert not os.path.lexists(port)  # the serial port is gone, as a USB board's
+        st = request(op="state")
+        assert st["powered"] is False and st["connected"] is False
+        r = request(op="power_cut")  # again: still off
+        assert r["ok"]
+        r = request(op="power_on")
+        assert r["ok"] and r["powered"] and r["was_powered"] is False
+        boots = r["boots"]
+        assert wait_for(lambda: os.path.islink(port))
+        # main.py imports machine: its boot connects with the power-on cause
+
+        def booted():
+            evs = request(op="events", kinds=["connect"])["events"]
+            return [e for e in evs if e["boot"] > boots]
+        assert wait_for(booted)
+        assert booted()[0]["reset_cause"] == "power-on"
+        assert request(op="power_on")["was_powered"] is True  # nothing to do
+        # the RTC was lost with the power
+        assert board("import machine; print(machine.RTC().datetime()[0])") == "2000"
+        with open(os.path.join(folder, "fs", "causes.txt")) as f:
+            causes = f.read().split()
+        assert causes[0] == "1" and causes[-1] == "1"  # PWRON_RESET at both power-ons
+    finally:
+        if sock is not None:
+            sock.close()
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_fs_ls_shows_sizes_and_no_simulator_files(vb, tmp_path):
+    (tmp_path / "blob.bin").write_bytes(bytes(range(256)) * 5 + b"xyz")
+    mpr(vb, "fs", "cp", str(tmp_path / "blob.bin"), ":blob.bin")
+    mpr(vb, "fs", "mkdir", ":sub")
+    mpr(vb, "exec", "import machine; machine.RTC().datetime((2026, 1, 2, 4, 3, 4, 5, 0))")
+    assert os.path.exists(vb.rtc_file)  # the simulator's RTC, outside the board's files
+    out = mpr(vb, "fs", "ls", ":").stdout
+    rows = [line.split() for line in out.splitlines()[1:] if line.strip()]
+    assert ["1283", "blob.bin"] in rows, out
+    assert ["0", "sub/"] in rows, out
+    names = [r[-1] for r in rows]
+    assert not [n for n in names if n.startswith(".")], out
+    out = mpr(vb, "exec", "import os; print(sorted(os.listdir('/')))").stdout
+    assert ".frozen" not in out and ".vboard" not in out and ".rtc" not in out
+    assert sorted(os.listdir(vb.fs)) == sorted(n.rstrip("/") for n in names)
+    mpr(vb, "fs", "rm", ":blob.bin")
+    mpr(vb, "fs", "rmdir", ":sub")
+    # the simulator's own files cannot be written from the board
+    r = mpr(vb, "exec", "open('/.frozen/machine.mpy', 'w')", check=False)
+    assert r.returncode != 0 and "OSError" in r.stdout + r.stderr
+
+
+CAUSE_MAIN = ("import machine\nf = open('/causes.txt', 'a')\n"
+              "f.write('%d\\n' % machine.reset_cause())\nf.close()\n")
+
+
+def test_watchdog_resets_a_board_stuck_at_the_repl(vb):
+    if vb.control is None:
+        pytest.skip("no simulated table")
+    clean(vb)
+    for name in ("causes.txt",):
+        if os.path.exists(os.path.join(vb.fs, name)):
+            os.remove(os.path.join(vb.fs, name))
+    with open(os.path.join(vb.fs, "main.py"), "w") as f:
+        f.write(CAUSE_MAIN)
+    resets = vb.watchdog_resets
+    # fed in time while the code runs: no reset
+    out = mpr(vb, "exec", "import machine, time\nw = machine.WDT(timeout=700)\n"
+                          "for i in range(12):\n    time.sleep_ms(150)\n    w.feed()\n"
+                          "print('fed')").stdout
+    assert out.strip() == "fed"
+    assert vb.watchdog_resets == resets
+    # back at the REPL, armed and no longer fed: the board resets, as an ESP32
+    assert wait_for(lambda: vb.watchdog_resets == resets + 1, 10)
+    assert wait_for(lambda: lines(vb, "causes.txt") == ["3"], 10)  # main.py: WDT_RESET
+    assert vb.wait_ready(10)
+    # once only: the new boot has no watchdog
+    time.sleep(1.2)
+    assert vb.watchdog_resets == resets + 1
+    # a power-on boot reads PWRON_RESET, machine.reset() HARD_RESET
+    vb.restart()
+    assert lines(vb, "causes.txt") == ["3", "1"]
+    mpr(vb, "exec", "--no-follow", "import machine; machine.reset()")
+    assert wait_for(lambda: lines(vb, "causes.txt") == ["3", "1", "2"], 10)
+    assert vb.wait_ready(10)
+    clean(vb)
+    os.remove(os.path.join(vb.fs, "causes.txt"))
