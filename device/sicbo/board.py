@@ -129,10 +129,8 @@ class _Pins:
             raise ConfigError(field, "GPIO%d is already used by %s" % (pin, self.used[pin]))
         if pin in STRAPPING and not output:
             if pin not in self.ok:
-                raise ConfigError(field, "GPIO%d is a %s: refused for an input (a level "
-                                  "held at reset changes the boot); move it (the keys "
-                                  "onto a chain), or give the reason in strapping_ok: "
-                                  "{\"%d\": \"why it is safe\"}" % (pin, STRAPPING[pin], pin))
+                raise ConfigError(field, "GPIO%d is a %s: refused for an input; move it, "
+                                  "or say why it is safe in strapping_ok" % (pin, STRAPPING[pin]))
             self.excused.append(pin)
             self.warnings.append("%s: GPIO%d is a %s; accepted: %s"
                                  % (field, pin, STRAPPING[pin], self.ok[pin]))
@@ -155,15 +153,20 @@ def _parse_input(pins, signal, spec):
     pull = spec.get("pull", "up")
     if pull not in PULLS:
         raise ConfigError(field + ".pull", "must be one of %s, got %r" % (_choices(PULLS), pull))
-    invert = spec.get("invert", False)
-    if invert is not True and invert is not False:
-        raise ConfigError(field + ".invert", "must be true or false, got %r" % (invert,))
+    invert = _bool(spec, "invert", field)
     pin = pins.take(field, spec["pin"], False)
     if pin >= _FIRST_INPUT_ONLY and pull != "none":
         raise ConfigError(field + ".pull", "GPIO%d (the %s input) has no internal pull "
                           "resistor (GPIO34-39): set pull to none and fit an external "
                           "one" % (pin, signal))
     return (signal, pin, pull, invert)
+
+
+def _bool(obj, key, field):
+    v = obj.get(key, False)
+    if v is not True and v is not False:
+        raise ConfigError(field + "." + key, "must be true or false, got %r" % (v,))
+    return v
 
 
 def _parse_strapping(obj):
@@ -178,12 +181,10 @@ def _parse_strapping(obj):
         except ValueError:
             pin = -1
         if pin not in STRAPPING or key != str(pin):
-            raise ConfigError(field, "must be a strapping pin's number (%s)"
-                              % ", ".join([str(p) for p in sorted(STRAPPING)]))
+            raise ConfigError(field, "must be a strapping pin: 0, 2, 5, 12 or 15")
         why = obj[key]
         if not isinstance(why, str) or not why.strip():
-            raise ConfigError(field, "must be the reason (a non-empty string) why an input "
-                              "on GPIO%d is safe at reset" % pin)
+            raise ConfigError(field, "must say why an input there is safe at reset")
         ok[pin] = why
     return ok
 
@@ -194,21 +195,13 @@ def _parse_keys(pins, obj, lamps, ins):
     _known(obj, "keys", _KEYS_FIELDS)
     bus = obj.get("bus")
     if bus not in KEY_BUSES:
-        raise ConfigError("keys.bus", "must be hc165 (a 74HC165 chain on the lamps' SPI "
-                          "bus), got %r" % (bus,))
+        raise ConfigError("keys.bus", "must be hc165, got %r" % (bus,))
     if lamps["bus"] != "hc595" or lamps["miso"] is None:
-        raise ConfigError("keys.bus", "the 74HC165 chain is read through the lamps' SPI "
-                          "bus: lamps needs bus hc595 and miso (the pin the chain's QH "
-                          "drives)")
-    if "load" not in obj:
-        raise ConfigError("keys.load", "missing: the GPIO driving the chain's /PL")
-    load = pins.take("keys.load", obj["load"], True)
-    if "chips" not in obj:
-        raise ConfigError("keys.chips", "missing: the number of 74HC165s in the chain")
-    nbits = _int_in(obj, "chips", "keys.chips", 1, 8, 0) * 8
-    invert = obj.get("invert", False)
-    if invert is not True and invert is not False:
-        raise ConfigError("keys.invert", "must be true or false, got %r" % (invert,))
+        raise ConfigError("keys.bus", "the chain is read on the lamps' bus: lamps needs "
+                          "bus hc595 and miso")
+    load = pins.take("keys.load", obj.get("load"), True)
+    nbits = _int_in(obj, "chips", "keys.chips", 1, 8, None) * 8
+    invert = _bool(obj, "invert", "keys")
     bits = _need_obj(obj.get("bits"), "keys.bits", "signal: bit number")
     _known(bits, "keys.bits", INPUT_SIGNALS)
     taken = {}  # type: dict
@@ -218,18 +211,17 @@ def _parse_keys(pins, obj, lamps, ins):
             continue
         field = "keys.bits." + signal
         if signal[:4] != "key_":
-            raise ConfigError(field, "only the dealer's keys (key_*) may be on the chain")
+            raise ConfigError(field, "only the dealer's keys may be on the chain")
         if signal in ins:
-            raise ConfigError(field, "%s is also in inputs: give it one place" % signal)
+            raise ConfigError(field, "also in inputs")
         out[signal] = _bit(bits[signal], field, nbits, taken)
     sent = []
     for name in ("high", "low"):
         field = "keys." + name
         lst = obj.get(name)
         if not isinstance(lst, list) or not lst:
-            raise ConfigError(field, "must list the chain bits tied %s (a sentinel each "
-                              "way, so that a broken chain is seen), got %r" % (
-                                  "to 3.3 V" if name == "high" else "to GND", lst))
+            raise ConfigError(field, "must list the sentinel bits tied %s, got %r"
+                              % (name, lst))
         sent.append(tuple([_bit(b, field, nbits, taken) for b in lst]))
     return {"bus": bus, "load": load, "nbits": nbits, "invert": invert, "bits": out,
             "high": sent[0], "low": sent[1]}
@@ -237,7 +229,7 @@ def _parse_keys(pins, obj, lamps, ins):
 
 def _bit(b, field, nbits, taken):
     if not _is_int(b) or not 0 <= b < nbits:
-        raise ConfigError(field, "must be a chain bit 0..%d (8 per chip), got %r"
+        raise ConfigError(field, "must be a chain bit 0..%d, got %r"
                           % (nbits - 1, b))
     if b in taken:
         raise ConfigError(field, "bit %d is already %s" % (b, taken[b]))
@@ -393,7 +385,7 @@ def parse_board(obj):
     for signal in INPUT_SIGNALS:
         if signal not in ins and signal not in chained:
             raise ConfigError("inputs." + signal, "missing: every table input needs a pin "
-                              "(or, for a key, a bit of the keys chain)")
+                              "(or keys.bits)")
     for signal in REQUIRED_OUTPUTS:
         if signal not in outs:
             raise ConfigError("outputs." + signal, "missing: every table needs it")
@@ -417,8 +409,7 @@ def parse_board(obj):
     timings = _parse_timings(obj.get("timings"))
     for pin in sorted(pins.ok):
         if pin not in pins.excused:
-            raise ConfigError("strapping_ok.%d" % pin, "GPIO%d is no input of this board: "
-                              "nothing to excuse" % pin)
+            raise ConfigError("strapping_ok.%d" % pin, "no input on GPIO%d" % pin)
     b = Board()
     b.name = name
     b.description = desc
