@@ -84,10 +84,13 @@ class DeployError(UsageError):
 
 # -- what goes on the board --------------------------------------------------
 
-def _device_files(device_dir):
-    """[(relative posix path, local path)] of every .py under device_dir that
-    deploy installs, sorted: __pycache__, dot folders and remote/ (the host's
-    board-side code, never installed) left out."""
+def code_files(device_dir=DEVICE):
+    """[(relative posix path, local path)] of the firmware's code, sorted by
+    path: every ``*.py`` under device_dir but ``remote/`` at its top (the
+    board-side code the host sends, never installed), ``__pycache__`` and dot
+    folders. What deploy installs as code (main.py and boot.py as source, the
+    rest as .mpy), what code_hash covers, and what the frozen image's manifest
+    should freeze, so that its CODE_SHA256 names exactly its content."""
     out = []
     for top, dirs, files in os.walk(device_dir):
         skip = (REMOTE_DIR,) if os.path.relpath(top, device_dir) == "." else ()
@@ -105,7 +108,7 @@ def plan_sources(device_dir=DEVICE):
     boot.py stay source, every other module goes as .mpy; device/remote/ is
     not installed."""
     out = []
-    for rel, local in _device_files(device_dir):
+    for rel, local in code_files(device_dir):
         if rel in SOURCE_FILES:
             out.append((rel, local, False))
         else:
@@ -115,22 +118,19 @@ def plan_sources(device_dir=DEVICE):
 
 def code_hash(device_dir=DEVICE):
     """The identity of the firmware's code, the same whether it is deployed as
-    .mpy files or frozen into the firmware image (board_config's manifest; the
-    image's generated module frozen_id carries it as CODE_SHA256).
+    files or frozen into the firmware image (board_config/manifest.py writes it
+    into the image's generated module frozen_id as CODE_SHA256).
 
-    sha256, hex, over the firmware's modules: every ``*.py`` under device_dir
-    except ``main.py`` and ``boot.py`` at its top (the entry files, installed
-    as files on every board, frozen firmware included), ``remote/`` (code the
-    host sends, never installed), ``__pycache__`` and dot folders. The files
-    are taken in the order of their relative paths (``/``-separated, sorted as
-    str), and for each the hash takes ``path``, ``\\n``, the size in bytes in
-    decimal, ``\\n``, then the file's bytes. Sources are hashed, not .mpy: the
-    same code compiled by another mpy-cross (the ESP-IDF build's) has the same
-    hash. Empty tree: the sha256 of nothing."""
+    sha256, hex, over code_files(device_dir): every ``*.py`` under device_dir,
+    main.py included, but ``remote/`` at its top (code the host sends, never
+    installed), ``__pycache__`` and dot folders. The files are taken in the
+    order of their relative paths (``/``-separated, sorted as str), and for
+    each the hash takes the path (UTF-8), ``\n``, the size in bytes in
+    decimal, ``\n``, then the file's bytes. Sources are hashed, not .mpy: the
+    same code compiled by another mpy-cross (the ESP-IDF build's) has the
+    same hash. An empty tree: the sha256 of nothing."""
     h = hashlib.sha256()
-    for rel, local in _device_files(device_dir):
-        if rel in SOURCE_FILES:
-            continue
+    for rel, local in code_files(device_dir):
         with open(local, "rb") as f:
             data = f.read()
         h.update(b"%s\n%d\n" % (rel.encode("utf-8"), len(data)))

@@ -383,20 +383,24 @@ def test_code_hash_definition(tmp_path):
     for rel, data in files.items():
         (d / rel).parent.mkdir(parents=True, exist_ok=True)
         (d / rel).write_bytes(data)
+    code = ["a.py", "boot.py", "main.py", "pkg/__init__.py", "pkg/b.py", "pkg/remote/c.py"]
+    assert [rel for rel, _ in dp.code_files(str(d))] == code
     h = hashlib.sha256()
-    for rel in ("a.py", "pkg/__init__.py", "pkg/b.py", "pkg/remote/c.py"):
+    for rel in code:
         h.update(b"%s\n%d\n" % (rel.encode(), len(files[rel])) + files[rel])
     assert dp.code_hash(str(d)) == h.hexdigest()
     assert [r for r, _, _ in dp.plan_sources(str(d))] == [
         "a.mpy", "boot.py", "main.py", "pkg/__init__.mpy", "pkg/b.mpy", "pkg/remote/c.mpy"]
-    # the entry, the host's code and what is not installed do not count
-    for rel in ("main.py", "boot.py", "remote/agent.py", "pkg/__pycache__/b.py", "notes.txt"):
+    # the host's code and what is not installed do not count
+    for rel in ("remote/agent.py", "pkg/__pycache__/b.py", ".hidden/h.py", "notes.txt"):
         (d / rel).write_bytes(b"changed\n")
     assert dp.code_hash(str(d)) == h.hexdigest()
-    # a module's bytes or its path do
-    (d / "pkg" / "b.py").write_bytes(b"B = 3\n")
-    assert dp.code_hash(str(d)) != h.hexdigest()
-    (d / "pkg" / "b.py").write_bytes(files["pkg/b.py"])
+    # a module's bytes (main.py's too) or its path do
+    for rel in ("pkg/b.py", "main.py"):
+        (d / rel).write_bytes(b"B = 3\n")
+        assert dp.code_hash(str(d)) != h.hexdigest()
+        (d / rel).write_bytes(files[rel])
+    assert dp.code_hash(str(d)) == h.hexdigest()
     (d / "pkg" / "b.py").rename(d / "pkg" / "b2.py")
     assert dp.code_hash(str(d)) != h.hexdigest()
     assert dp.code_hash(DEVICE) == dp.code_hash(DEVICE)
