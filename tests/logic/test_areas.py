@@ -4,15 +4,30 @@ from sicbo import areas
 def test_edition_sizes():
     assert areas.area_count(2003) == 29
     assert areas.area_count(2004) == 117
-    assert len(areas.CODES) == 117
+    assert len(areas.codes()) == 117 and len(areas.codes(29)) == 29
 
 
 def test_codes_are_unique():
-    assert len(set(areas.CODES)) == len(areas.CODES)
+    assert len(set(areas.codes())) == len(areas.codes())
+
+
+def test_no_module_getattr_misspelt_names_fail():
+    # Real names only (issue 10): no module __getattr__ that accepts any name.
+    from sicbo import journal, settle, texts
+
+    for mod in (areas, journal, settle, texts):
+        assert not hasattr(mod, "__getattr__"), mod
+    for mod, name in ((areas, "CODES"), (journal, "Replay"), (settle, "settle_wagers"),
+                      (texts, "TEXT")):
+        try:
+            getattr(mod, name)
+            raise AssertionError(name)
+        except AttributeError:
+            pass
 
 
 def test_2003_areas_are_the_first_of_the_catalogue():
-    first = areas.CODES[:29]
+    first = areas.codes(29)
     assert first[0] == "SMALL" and first[1] == "BIG"
     assert "ANY_TRIPLE" in first and "TOTAL_4" in first and "TOTAL_17" in first
     assert "ODD" not in first and "FOUR_1_2_3_4" not in first

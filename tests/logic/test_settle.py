@@ -2,13 +2,14 @@ import micropython
 
 from sicbo import areas, settle
 from sicbo.errors import InputError
+from sicbo.wagers import settle_wagers
 from tables import table
 
 T2004 = table(2004)
 
 
 def wins(t, d1, d2, d3):
-    return dict((areas.CODES[a], o) for a, o in t.winning_areas(d1, d2, d3))
+    return dict((areas.code(a), o) for a, o in t.winning_areas(d1, d2, d3))
 
 
 def test_outcome_index_is_a_bijection_onto_56():
@@ -46,7 +47,7 @@ def test_triple_with_odd_even_killed_by_house_option():
 def test_1_1_2_pays_pair_1_2_once():
     w = wins(T2004, 1, 1, 2)
     assert w["PAIR_1_2"] == 5
-    s = settle.settle_wagers(T2004, (1, 1, 2), [("PAIR_1_2", 100)])
+    s = settle_wagers(T2004, (1, 1, 2), [("PAIR_1_2", 100)])
     assert s.payouts == [600]
     assert w["COMBO_1_1_2"] == 50 and "COMBO_1_2_2" not in w
     assert w["SINGLE_1"] == 2 and w["SINGLE_2"] == 1 and w["DOUBLE_1"] == 8
@@ -136,7 +137,7 @@ def test_bad_dice_refused():
 
 
 def test_wager_settlement_exact():
-    s = settle.settle_wagers(T2004, [4, 4, 4], [
+    s = settle_wagers(T2004, [4, 4, 4], [
         ("TRIPLE_4", 1000), ("ANY_TRIPLE", 250), ("BIG", 5000), ("TOTAL_12", 7),
         ("SINGLE_4", 3), ("SINGLE_1", 10)])
     assert s.odds == [150, 24, 0, 6, 3, 0]
@@ -147,13 +148,13 @@ def test_wager_settlement_exact():
 
 def test_wager_settlement_big_stakes_stay_exact():
     big = 10 ** 15 + 1
-    s = settle.settle_wagers(T2004, (1, 2, 3), [("COMBO_1_2_3", big)])
+    s = settle_wagers(T2004, (1, 2, 3), [("COMBO_1_2_3", big)])
     assert s.payouts == [big * 31]
 
 
 def _refused(dice, wagers, words):
     try:
-        settle.settle_wagers(T2004, dice, wagers)
+        settle_wagers(T2004, dice, wagers)
     except InputError as e:
         assert words in str(e), str(e)
         return
@@ -174,7 +175,7 @@ def test_wager_refusals():
 def test_wager_on_area_not_offered_refused():
     t = table(2003)
     try:
-        settle.settle_wagers(t, (1, 2, 3), [("SMALL", 10), ("ODD", 10)])
+        settle_wagers(t, (1, 2, 3), [("SMALL", 10), ("ODD", 10)])
     except InputError as e:
         assert "ODD is not offered" in str(e)
     else:
