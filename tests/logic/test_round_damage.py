@@ -220,7 +220,7 @@ def _boot(data, cover=1, cfg=None):
     m.feed(data)
     r.now += 1000
     r._drain(m.resume(r.now, None, cover, 1, 1, 0, 3))
-    r.journal = bytearray(data)
+    r.journal = data if isinstance(data, bytearray) else bytearray(data)
     r.journal.extend(r.raw)
     return r
 
@@ -327,6 +327,7 @@ def test_a_forged_journal_of_every_kind_never_raises():
                 seq += 1
                 data.extend(forge(t, seq, r.m.round + (1 if t == E.J_ROUND else 0),
                                   bytes([v] * 8)))
+        gc.collect()
         b = _boot(data, cover=0)
         assert b.m.damaged > 0
         rc = Recall(r.m.table)
