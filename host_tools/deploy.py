@@ -15,11 +15,12 @@ the functions it needs and one call (agent_code). A deploy is:
    table.json, and every file it lists verifies, with no .py shadowing a .mpy
    and, on frozen firmware, no code file at all). If so, that is all: in the
    same connection (one more ``exec --no-follow``) the clock is set and the
-   app (stopped by mpremote's Ctrl-C) is started again by importing main, with
-   no reset and no wait. Otherwise
-   the probe also prints the sha256 of every file this deploy would write, of
-   every file the previous manifest lists and of any ``.py`` that would shadow
-   a ``.mpy``;
+   app is started again by importing main, with no reset and no wait. (Any
+   mpremote connection stops a running app: its Ctrl-C interrupts it. So the
+   app does start again, and journals that boot, but the board is not reset.)
+   Otherwise the probe also prints the sha256 of every file this deploy would
+   write, of every file the previous manifest lists and of any ``.py`` that
+   would shadow a ``.mpy``;
 2. one chained run that makes the folders, removes stale files and sets the
    old manifest aside (``manifest.prev``), writes the changed files (``exec``s
    of base64 pieces of 3 KiB: mpremote's ``fs cp`` sends 256 bytes per exec as
