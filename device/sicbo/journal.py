@@ -33,6 +33,7 @@ MIN_LEN = const(28)
 MAX_LEN = const(1024)
 FLAG_WALL = const(1)
 _HDR_FMT = "<BBHIIHHII"
+_CRC = bytearray(4)  # valid_at's scratch
 
 
 def put_header(buf, off, rtype, length, seq, rid, boot, ticks, wall):
@@ -97,8 +98,13 @@ def valid_at(data, off, n):
     if length < MIN_LEN or length > MAX_LEN or off + length > n:
         return 0
     end = off + length - CRC_LEN
-    crc = data[end] | (data[end + 1] << 8) | (data[end + 2] << 16) | (data[end + 3] << 24)
-    if binascii.crc32(memoryview(data)[off:end]) != crc:
+    mv = data if type(data) is memoryview else memoryview(data)
+    # Compared as bytes: on the ESP32 an int above 2**30 is a heap object, and
+    # arithmetic on it makes more (the boot reads every record through here).
+    c = _CRC
+    struct.pack_into("<I", c, 0, binascii.crc32(mv[off:end]))
+    if c[0] != data[end] or c[1] != data[end + 1] or c[2] != data[end + 2] or (
+            c[3] != data[end + 3]):
         return 0
     return length
 
