@@ -11,24 +11,46 @@ key, reason, confirm), payout. In `--cuts` rounds chosen at random (seeded) the
 interpreter is killed (VirtualBoard.power_cut(), then power_on()) at a random
 moment of the round. After each restart the journal is read from the board's
 filesystem folder (vb.fs/journal) and decoded on the host with the firmware's
-own code (sicbo.journal, sicbo.resume.Replay), and the round is finished from
+own code (sicbo.journal, sicbo.roundstate.RoundState), and the round is finished from
 the state the board resumed in.
+
+Every boot must reach the running table: the campaign keeps the board's
+serial console open (reopened after each power cut, before the power comes
+back) and waits, after each power-on, for the line the app prints once the
+table runs (`sicbo: <table name>, round N, state S`). A boot that prints a
+fault, goes out of service, ends at the REPL or prints nothing of the kind
+within BOOT_TIMEOUT_S is a failed boot (the campaign then power-cycles again,
+up to MAX_FAILED_IN_A_ROW times, and stops). Every start of the interpreter
+(vboard's count) must have its running line: a reset the board made itself
+(a contained fault, the watchdog) is counted too.
 
 Counted: rounds the host saw completed (the PAYING lamp off after the payout
 key, the VOID lamp on after a void: the firmware journals before it lights
 lamps) that the journal does not hold as paid or void after a restart (lost);
 round ids with two J_ROUND, two results, two payouts, two voids, or both a
 payout and a void, and sequence numbers seen with two different records
-(doubled). Target: 0 and 0. Exit status 1 otherwise. Leaves no process.
+(doubled); boots (J_BOOT records, interpreter starts, running lines), failed
+boots, resets the board made itself, and fault records journaled (J_FAULT).
+Target: 0 lost, 0 doubled, 0 failed boots, 0 faults, 0 resets of its own.
+Exit status 1 otherwise. Leaves no process.
+
+The heap is the board's (host_tools/heaps.py: 111936 on a 32-bit
+interpreter, 160k on the 64-bit pip port; SICBO_MICROPYTHON names the
+interpreter); --heap or SICBO_VBOARD_HEAP set another.
 """
 
 import argparse
+import errno
 import json
 import os
 import random
+import re
+import select
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,24 +58,129 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from host_tools import REPO  # noqa: E402  (puts device/ on sys.path)
 from host_tools.deploy import deploy  # noqa: E402
 from host_tools.simclient import TableClient  # noqa: E402
-from host_tools.vboard import VirtualBoard  # noqa: E402
+from host_tools.vboard import VirtualBoard, default_heap  # noqa: E402
 from sicbo import events as E  # noqa: E402
 from sicbo import journal  # noqa: E402
-from sicbo.resume import Replay  # noqa: E402
+from sicbo.roundstate import RoundState  # noqa: E402
 
 FAST_BOARD = os.path.join(REPO, "bench", "virtual-fast.json")
 TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
-# 400k, not the virtual board's 220k: at 220k a power-on boot after ~16 cuts
-# (when the journal first reaches its file cap and the boot rotates) ended at
-# the REPL, twice (boots 17 and 18), while a soft reboot on the same journal
-# booted; not yet explained (see the closing note of issue 5).
-HEAP = os.environ.get("SICBO_VBOARD_HEAP", "400k")
+# The board's heap on this interpreter (host_tools/heaps.py), unless set.
+HEAP = os.environ.get("SICBO_VBOARD_HEAP") or None
 KEYS = ("shake", "key_bell", "key_void", "key_payout", "key_confirm", "key_face_1",
         "key_face_2", "key_face_3", "key_face_4", "key_face_5", "key_face_6")
 PRESS_MS = 40
 AFTER_PRESS_S = 0.07  # the press, its release, and the release's debounce
 LAMP_TIMEOUT_S = 3
 BOOT_TIMEOUT_S = 30
+MAX_FAILED_IN_A_ROW = 3
+# What the app prints once the table runs (device/appboot.py), and what a
+# boot that does not get there prints.
+RUNNING = re.compile(r"^sicbo: .*, round (\d+), state (\S+)\s*$")
+FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call last)",
+           "table not started", "app not started", "MemoryError")
+
+
+class Console:
+    """The board's serial console, read by a thread into lines. It is opened
+    after the deploy (mpremote must have the port alone) and again after
+    each power cut, right after the power comes back (reattach()), before
+    the interpreter prints anything: a port nobody holds drops its output."""
+
+    def __init__(self, port):
+        self.port = port
+        self.fd = None
+        self.lines = []      # (time.monotonic(), text)
+        self.partial = b""
+        self.lock = threading.Lock()
+        self.stop_flag = False
+        self.thread = threading.Thread(target=self._run, name="console", daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def reattach(self, timeout=5):
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            self._close()
+            while time.monotonic() < deadline:
+                try:
+                    self.fd = os.open(self.port, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+                    return
+                except OSError:
+                    time.sleep(0.002)
+        raise RuntimeError("the serial port %s did not come back" % self.port)
+
+    def _close(self):
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+        if self.partial:
+            self.lines.append((time.monotonic(), self.partial.decode("utf-8", "replace")))
+            self.partial = b""
+
+    def _run(self):
+        while not self.stop_flag:
+            fd = self.fd
+            if fd is None:
+                time.sleep(0.005)
+                continue
+            try:
+                r, _, _ = select.select([fd], [], [], 0.05)
+            except (OSError, ValueError):
+                time.sleep(0.005)
+                continue
+            if not r:
+                continue
+            with self.lock:
+                if self.fd != fd:
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except OSError as e:
+                    if e.errno == errno.EAGAIN:
+                        continue
+                    data = b""
+                if not data:  # the port went away (power cut)
+                    self._close()
+                    continue
+                buf = self.partial + data
+                *done, self.partial = buf.split(b"\n")
+                now = time.monotonic()
+                for line in done:
+                    self.lines.append((now, line.decode("utf-8", "replace").rstrip("\r")))
+
+    def write(self, data):
+        """Type on the console (as a technician at a terminal)."""
+        with self.lock:
+            if self.fd is None:
+                raise RuntimeError("the serial port is not open")
+            os.write(self.fd, data)
+
+    def close(self):
+        self.stop_flag = True
+        self.thread.join(2)
+        with self.lock:
+            self._close()
+
+    def mark(self):
+        with self.lock:
+            return len(self.lines)
+
+    def since(self, mark):
+        with self.lock:
+            return [t for _, t in self.lines[mark:]] + (
+                [self.partial.decode("utf-8", "replace")] if self.partial else [])
+
+    def running_lines(self, mark=0):
+        return [ln for ln in self.since(mark) if RUNNING.match(ln)]
+
+
+class BootFailed(Exception):
+    """A boot that did not reach the running table."""
 
 
 class Cut(Exception):
@@ -88,18 +215,98 @@ class Campaign:
         self.round_s = 0.6  # running mean of a round's duration
         self.unexpected = []
         self.misses = []  # (round, step, last journal records) of each Missed
+        self.console = None
+        self.failed_boots = []  # why each boot that did not reach the running table failed
+        self.starts0 = 0  # the interpreter's starts before the campaign's first power-on
+        self.resets0 = 0  # resets the board made itself before it
+        self.running_states = []  # (round, state) of each running line seen
 
     # ---- the board ------------------------------------------------------------
 
     def start(self):
         self.vb = VirtualBoard(os.path.join(self.folder, "vb"), board=FAST_BOARD,
                                heap=self.heap, table_file=TABLE)
+        self.heap = self.vb.heap
         self.vb.start()
-        deploy(self.vb.port, FAST_BOARD, TABLE)
+        deploy(self.vb.port, FAST_BOARD, TABLE, reset=False)
+        # the board's clock, as a deploy with its reset sets it
+        mpremote = os.path.join(os.path.dirname(sys.executable), "mpremote")
+        subprocess.run([mpremote, "connect", self.vb.port, "rtc", "--set"], check=True,
+                       capture_output=True, timeout=60)
         self.client = TableClient(self.vb.control)
-        self.wait_boot(1)
+        # The deployed firmware's first boot: a reset typed on the console,
+        # which is open from now on (mpremote had the port alone until now).
+        # A reset, not a power cycle: the deploy set the clock, which a power
+        # cut would lose, and the table's approval needs it on the first boot.
+        self.console = Console(self.vb.port)
+        self.console.start()
+        self.console.reattach()
+        self.starts0 = self.vb.boots
+        self.resets0 = self.own_resets() + 1  # this reset is the campaign's
+        mark = self.console.mark()
+        self.console.write(b"\r\x03\x03\rimport machine; machine.reset()\r")
+        try:
+            self.wait_running(mark)
+            self.wait_boot(1)
+        except BootFailed as e:
+            self.failed_boots.append(str(e))
+            self.log("failed boot: %s" % e)
+            self.vb.power_cut()
+            self.boot_up()
+
+    def own_resets(self):
+        """Resets the board made itself: machine.reset(), the watchdog, a crash."""
+        vb = self.vb
+        return vb.hard_resets + vb.watchdog_resets + vb.crashes
+
+    def boot_up(self):
+        """Power on, then wait for the running table (the app's console line)
+        and the journal of that boot. A boot that does not get there is
+        counted; the campaign power-cycles again, and gives up after
+        MAX_FAILED_IN_A_ROW in a row."""
+        in_a_row = 0
+        while True:
+            for k in KEYS:  # no key held at power-on (confirm would be the recovery mode)
+                self.client.release(k)
+            mark = self.console.mark()
+            self.vb.power_on(timeout=0)
+            self.console.reattach()
+            try:
+                self.wait_running(mark)
+                break
+            except BootFailed as e:
+                self.failed_boots.append(str(e))
+                self.log("failed boot: %s" % e)
+                in_a_row += 1
+                if in_a_row >= MAX_FAILED_IN_A_ROW:
+                    raise
+                self.vb.power_cut()
+        return self.wait_boot(self.boot + 1)
+
+    def wait_running(self, mark):
+        deadline = time.monotonic() + BOOT_TIMEOUT_S
+        bad_at = None
+        while True:
+            lines = self.console.since(mark)
+            for ln in lines:
+                m = RUNNING.match(ln)
+                if m:
+                    self.running_states.append((int(m.group(1)), m.group(2)))
+                    return m
+            now = time.monotonic()
+            if bad_at is None and any(f in ln for ln in lines for f in FAILING):
+                bad_at = now  # what it prints next (a traceback's end) is part of it
+            if (bad_at is not None and now - bad_at > 1.0) or now > deadline:
+                shown = [ln for ln in lines if ln.strip()][-8:]
+                why = "no running table after %.0f s" % (now - deadline + BOOT_TIMEOUT_S)
+                raise BootFailed("boot %d (interpreter start %d): %s; console: %s"
+                                 % (self.boot + 1, self.vb.boots, why, " | ".join(shown)))
+            time.sleep(0.02)
 
     def stop(self):
+        if self.console is not None:
+            self.console.close()
+            self.console = None
         if self.client is not None:
             self.client.close()
             self.client = None
@@ -109,9 +316,9 @@ class Campaign:
 
     def read_journal(self):
         """Every record on the board's filesystem now, into self.records;
-        returns the Replay of the segments as they are."""
+        returns the RoundState of the segments as they are."""
         folder = os.path.join(self.vb.fs, "journal")
-        rp = Replay()
+        rp = RoundState()
         names = sorted(n for n in os.listdir(folder) if n.startswith("j") and n.endswith(".log"))
         for n in names:
             with open(os.path.join(folder, n), "rb") as f:
@@ -147,10 +354,7 @@ class Campaign:
         self.cuts += 1
         self.cut_where[self.step] = self.cut_where.get(self.step, 0) + 1
         self.vb.power_cut()
-        for k in KEYS:  # no key held at power-on (confirm would be the recovery mode)
-            self.client.release(k)
-        self.vb.power_on(timeout=0)
-        self.wait_boot(self.boot + 1)
+        self.boot_up()
         self.check_lost()
 
     def check_lost(self):
@@ -325,6 +529,17 @@ class Campaign:
         return time.monotonic() - t0
 
 
+def failed(r):
+    """Why a campaign's figures fail it (empty: it passed)."""
+    why = []
+    for key in ("lost", "doubled", "failed_boots", "faults", "own_resets"):
+        if r[key]:
+            why.append("%s %d" % (key.replace("_", " "), r[key]))
+    if r["aborted"]:
+        why.append("aborted (%s)" % r["aborted"])
+    return why
+
+
 def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
     """Runs the campaign; returns a dict of figures."""
     if cuts is None:
@@ -332,14 +547,40 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
     folder = tempfile.mkdtemp(prefix="sicbo-powercut-")
     c = Campaign(folder, seed, heap, log)
     t0 = time.monotonic()
+    aborted = None
+    play_s = 0.0
+    starts = running = own_resets = 0
     try:
-        c.start()
-        play_s = c.run(rounds, cuts)
+        try:
+            c.start()
+            play_s = c.run(rounds, cuts)
+        except (BootFailed, RuntimeError, Missed, OSError) as e:
+            aborted = "%s: %s" % (type(e).__name__, e)
+            try:
+                c.read_journal()
+                c.check_lost()
+            except (OSError, AttributeError, TypeError):
+                pass
+        if c.vb is not None:
+            time.sleep(0.3)  # the last boot's lines
+            starts = c.vb.boots - c.starts0
+            running = len(c.console.running_lines()) if c.console else 0
+            own_resets = c.own_resets() - c.resets0
     finally:
         c.stop()
         shutil.rmtree(folder, ignore_errors=True)
     doubled = c.doubled()
+    j_fault = getattr(E, "J_FAULT", None)
+    faults = sorted((seq, boot, p.hex()) for seq, (t, _r, boot, p) in c.records.items()
+                    if j_fault is not None and t == j_fault)
+    # every start of the interpreter must reach the running table: those that
+    # did not and were not seen failing (a reset of its own mid-round that
+    # never came back up) are failed boots too
+    unseen = max(0, starts - running - len(c.failed_boots))
     return {
+        "aborted": aborted, "interpreter_starts": starts, "running_seen": running,
+        "failed_boots": len(c.failed_boots) + unseen, "failed_boot_details": c.failed_boots[:10],
+        "own_resets": own_resets, "faults": len(faults), "fault_records": faults[:10],
         "rounds": rounds, "round_ids": c.round, "cuts": c.cuts,
         "completed_seen": len(c.completed),
         "paid": sum(1 for v in c.completed.values() if v == "paid"),
@@ -353,7 +594,7 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
                                     if t == E.J_VOID and p[0] == E.V_POWER),
         "boots": c.boot, "cut_where": c.cut_where,
         "rounds_per_s": rounds / play_s if play_s else 0.0,
-        "seconds": time.monotonic() - t0, "seed": seed, "heap": heap,
+        "seconds": time.monotonic() - t0, "seed": seed, "heap": c.heap,
         "missed": c.misses,
     }
 
@@ -363,7 +604,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=1000)
     ap.add_argument("--cuts", type=int, default=None, help="default: rounds / 4")
     ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--heap", default=HEAP, help="interpreter heap (default %s)" % HEAP)
+    ap.add_argument("--heap", default=HEAP,
+                    help="interpreter heap (default: the board's, %s here)"
+                    % (HEAP or default_heap()))
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     r = campaign(args.rounds, args.cuts, args.seed, args.heap,
@@ -383,10 +626,19 @@ def main(argv=None):
           "cycle, counted in the cuts): %d" % (LAMP_TIMEOUT_S, len(r["missed"])))
     for m in r["missed"]:
         print("    %s; last records (type, round): %s" % m)
+    print("  boots: %d journaled (J_BOOT), %d interpreter starts, %d reached the running "
+          "table" % (r["boots"], r["interpreter_starts"], r["running_seen"]))
+    print("  failed boots %d" % r["failed_boots"])
+    for d in r["failed_boot_details"]:
+        print("    %s" % d)
+    print("  resets the board made itself (machine.reset, watchdog, crash): %d" % r["own_resets"])
+    print("  fault records journaled %d %s" % (r["faults"], r["fault_records"] or ""))
     print("  lost    %d %s" % (r["lost"], r["lost_rounds"] or ""))
     print("  doubled %d %s" % (r["doubled"], r["doubled_rounds"] or ""))
     print("  %.2f rounds/s, %.1f s in all" % (r["rounds_per_s"], r["seconds"]))
-    return 0 if r["lost"] == 0 and r["doubled"] == 0 else 1
+    why = failed(r)
+    print("powercut_vboard: %s" % ("FAILED: " + "; ".join(why) if why else "passed"))
+    return 1 if why else 0
 
 
 if __name__ == "__main__":
