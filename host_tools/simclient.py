@@ -102,6 +102,23 @@ class TableClient:
     def reader_line(self, line: str, raw: bool = False) -> int:
         return int(self.request("reader", line=line, raw=raw)["bytes"])
 
+    # ---- power ------------------------------------------------------------
+
+    def power_cut(self) -> None:
+        """Pull the plug: the interpreter is killed, the RTC lost, the serial
+        port gone (a table without a virtual board refuses)."""
+        self.request("power_cut")
+
+    def power_on(self, wait: bool = True, timeout: float = 10.0) -> int:
+        """Power back; with `wait`, until the board's boot connects to the
+        table (when the firmware imports `machine`). Returns the boot number
+        of the table's next `connect` (its count so far + 1)."""
+        since = self.request("state")["next_event"]
+        boots = int(self.request("power_on")["boots"])
+        if wait:
+            self.wait_event("connect", since, timeout, lambda ev: ev["boot"] > boots)
+        return boots + 1
+
     # ---- outputs ------------------------------------------------------------
 
     def ping(self) -> dict[str, Any]:

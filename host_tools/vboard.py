@@ -102,7 +102,8 @@ def micropython_command() -> list[str]:
     """The unix port's command: $SICBO_MICROPYTHON, or the venv's console script."""
     env = os.environ.get("SICBO_MICROPYTHON")
     if env:
-        return [env]
+        # a relative path names a file from here, not from the run folder
+        return [os.path.abspath(env) if os.sep in env else env]
     exe = os.path.join(os.path.dirname(sys.executable), "micropython")
     if os.path.exists(exe):
         return [exe]
@@ -141,7 +142,10 @@ def has_frozen_sim(command: list[str]) -> bool:
     """True when this interpreter has the simulated machine frozen in: its
     `_sim_wire` (and the `machine` it imports) load from `.frozen` alone,
     with no file on sys.path, from an empty folder."""
-    return _frozen_probe(tuple(command))
+    exe = command[0]
+    if os.sep in exe:
+        exe = os.path.abspath(exe)
+    return _frozen_probe((exe,) + tuple(command[1:]))
 
 
 def _load_board(board: Any) -> dict[str, Any]:
@@ -185,7 +189,9 @@ class VirtualBoard:
         self.state_dir = os.path.join(self.folder, "state")
         self.link = os.path.abspath(link) if link else os.path.join(self.folder, "tty")
         self.board = _load_board(board)
-        self.command = command or micropython_command()
+        self.command = list(command or micropython_command())
+        if os.sep in self.command[0]:  # it runs from the run folder
+            self.command[0] = os.path.abspath(self.command[0])
         self.heap = heap or default_heap(self.command)
         self.frozen_src = frozen if frozen and os.path.isdir(frozen) else ""
         self.frozen = self.frozen_src

@@ -97,6 +97,12 @@ def test_sim_is_importable_but_not_writable(vb):
     if not os.path.exists(os.path.join(REPO, "sim", "machine.py")):
         pytest.skip("sim/machine.py not written yet")
     out = mpr(vb, "exec", "import machine; print(machine.__file__)").stdout
+    if vb.frozen_in:  # the interpreter has sim/ frozen in: nothing served
+        out = mpr(vb, "exec", "import machine; print(machine.__file__, "
+                              "hasattr(machine, 'sim_wire_connected'))").stdout
+        assert out.split() == ["machine.py", "True"]  # the frozen sim, not a file
+        assert not os.path.exists(os.path.join(vb.folder, "frozen"))
+        return
     assert "/.frozen/machine.mpy" in out  # precompiled, as frozen code is
     r = mpr(vb, "exec", "open('/.frozen/x.py', 'w')", check=False)
     assert r.returncode != 0 and "OSError" in r.stdout + r.stderr
