@@ -200,3 +200,17 @@ def test_many_boots_keep_the_history():
     assert rp.round == 2 and rp.seq == seq
     assert len(os.listdir(d)) >= 13  # nothing deleted
     rmdir(d)
+
+
+def test_an_empty_segment_is_not_torn():
+    sc = journal.Scanner()
+    assert sc.scan(b"") == [] and sc.torn_segments == 0 and sc.torn_bytes == 0
+
+
+def test_a_record_longer_than_255_bytes_is_sealed_and_found():
+    payload = bytes(range(256)) + bytes(100)
+    data = journal.encode(E.J_METERS, 9, 1, 1, 0, None, payload)
+    assert len(data) == 28 + 356 and data[2] | (data[3] << 8) == len(data)
+    recs = journal.records(bytes(20) + data + data[:-1])
+    assert len(recs) == 1 and recs[0].length == len(data) and recs[0].payload == payload
+    assert journal.check(recs[0]) == 0

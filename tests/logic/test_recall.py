@@ -1,7 +1,7 @@
 # Game recall (last 10 rounds) and meters, rebuilt from the journal, also
 # across rotation with meters checkpoints.
 from journal_store import JournalStore
-from roundkit import Rig, rmdir, tmpdir
+from roundkit import Rig, make_cfg, rmdir, tmpdir
 from sicbo import events as E
 from sicbo.recall import Recall, checkpoint
 from sicbo.roundstate import RoundState
@@ -35,6 +35,8 @@ def test_recall_rounds_with_dice_voids_corrections_and_times():
     assert ("SMALL", 1) in r1.winning_areas(r.m.table)
     assert ("SINGLE_2", 1) in r1.winning_areas(r.m.table)
     assert r2.status == "void" and r2.void_reason == E.V_LEANING and r2.dice is None
+    assert r2.first_dice is None and r2.void_policy == 0 and r1.void_policy == 0
+    assert r1.void_reason == 0 and r1.hold is None and r1.reader is None
     assert r2.winning_areas(r.m.table) == []
     assert r3.first_dice == (1, 1, 2) and r3.dice == (1, 1, 3)
     assert len(r3.corrections) == 1 and r3.corrections[0][:2] == ((1, 1, 2), (1, 1, 3))
@@ -110,3 +112,21 @@ def test_meters_survive_rotation_through_checkpoints():
     assert rp.seq == r.m.seq and rp.state == E.ST_IDLE and rp.round == 12
     assert rp.damaged == 0 and rc2.damaged == 0
     rmdir(d)
+
+
+def test_recall_of_a_held_round_and_the_holds_meter():
+    r = Rig(make_cfg(void_policy="players_choose"))
+    r.to_result()
+    r.reader(1, 2, 5)
+    r.enter(1, 2, 3)  # hold
+    r.ev(E.EV_SUPERVISOR_ON)
+    r.ev(E.EV_VOID)
+    r.ev(E.EV_FACE, 3)
+    r.ev(E.EV_CONFIRM)
+    rc = Recall(r.m.table)
+    rc.feed(bytes(r.journal))
+    info = rc.last()[0]
+    assert info.hold == ((1, 2, 3), (1, 2, 5)) and info.reader == (1, 2, 5)
+    assert info.status == "void" and info.void_policy == 1 and info.void_reason == E.V_OTHER
+    assert rc.meters.get("holds") == 1 and rc.meters.get("voids") == 1
+    assert rc.damaged == 0 and rc.damage == []

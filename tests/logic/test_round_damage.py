@@ -8,6 +8,7 @@ from roundkit import Rig, forge, make_cfg, replay_of, snapshot
 from sicbo import events as E
 from sicbo import journal, logtext
 from sicbo.recall import Recall
+from sicbo.round import RoundMachine
 from sicbo.roundstate import RoundState
 
 _NO_HEAD = (1, 2)  # snapshot indices of round and seq
@@ -112,6 +113,8 @@ def test_the_records_a_live_machine_writes_pass_every_check():
     assert _verdict(r, E.J_VOID, _p(E.V_OTHER, 1))[1] == 0
     assert _verdict(_rig(E.ST_OPEN), E.J_ALARM, _p(E.R_DAMAGE, 3))[1] == 0
     assert _verdict(_rig(E.ST_IDLE), E.J_ROUND, _p(2), drid=1)[1] == 0
+    for code in (1, E.BAD_LAST):
+        assert _verdict(_rig(E.ST_OPEN), E.J_DAMAGE, _p(code, E.J_RESULT))[1] == 0
 
 
 def test_a_sequence_number_that_skips_ahead_is_damage_and_the_journal_goes_on():
@@ -281,6 +284,9 @@ def test_resume_reports_at_most_three_records_and_counts_them_all():
         data += forge(E.J_SUPERVISOR, r.m.seq + 1 + k, r.m.round, _p(7))
     b = _boot(data, cfg=make_cfg(resume_policy="keep_open"))
     assert b.types().count(E.J_DAMAGE) == 3
+    for k in range(3):
+        d = b.recs[1 + k]
+        assert (d.p(0), d.p(1), d.p(2)) == (E.BAD_VALUE, E.J_SUPERVISOR, (r.m.seq + 1 + k) & 0xFF)
     assert b.recs[4].type == E.J_ALARM and b.recs[4].p(1) == 5
     assert b.m.state == E.ST_IDLE and b.recs[-1].p(0) == E.V_DAMAGE
 
@@ -327,13 +333,34 @@ def test_a_forged_journal_of_every_kind_never_raises():
                 seq += 1
                 data.extend(forge(t, seq, r.m.round + (1 if t == E.J_ROUND else 0),
                                   bytes([v] * 8)))
+        r = Rig(r.cfg, machine=RoundMachine(r.cfg, table=r.m.table))
+        r.keep = False
         gc.collect()
-        b = _boot(data, cover=0)
-        assert b.m.damaged > 0
+        r.m.feed(data)
+        assert r.m.damaged > 0
+        r._drain(r.m.resume(r.now, None, 0, 1, 1, 0))
         rc = Recall(r.m.table)
-        rc.feed(b.journal)
+        rc.feed(data)
+        rc.feed(r.raw)
         for info in rc.last():
             info.winning_areas(r.m.table)
-        rc = b = None
+        rc = None
         journal.Scanner().walk(memoryview(data)[n:], lambda d, o, _g, tb=r.m.table:
                                logtext.journal_line(journal.Record(d, o), tb))
+
+
+def test_a_damaged_round_start_still_takes_its_round_id():
+    # A J_ROUND whose shaker is not one: not applied, but its id is used, so
+    # its records are damage (not in that state) and the next round follows.
+    r = _rig(E.ST_IDLE)
+    base = bytes(r.journal)
+    rid = r.m.round + 1
+    r.round(2, 3, 4)
+    rest = bytearray(bytes(r.journal)[len(base):])
+    rest[24] = 7  # the shaker byte of the J_ROUND
+    journal.seal(rest, journal.REC_LEN)
+    r.round(5, 5, 6)
+    more = bytes(r.journal)[len(base) + len(rest):]
+    rp = replay_of(base + bytes(rest) + more, r.cfg, r.m.table)
+    assert rp.damage[0] == E.BAD_VALUE and rp.damaged == 6  # J_ROUND, then its 5 records
+    assert rp.round == rid + 1 and rp.state == E.ST_IDLE and rp.seq == r.m.seq

@@ -161,11 +161,17 @@ def test_sensor_fault_alarms_and_blocks_shaking_until_acknowledged():
     r.arm()
     r.ev(E.EV_FAULT, E.S_COVER)
     assert r.types() == [E.J_ALARM] and r.recs[0].p(0) == E.R_SENSOR_FAULT
+    assert (E.C_SHOW, E.R_SENSOR_FAULT, E.S_COVER, 0) in r.last
+    assert r.m.faults == 1 << E.S_COVER
     assert r.recs[0].p(1) == E.S_COVER and r.lamp("ALARM")
     r.ev(E.EV_SHAKE)
     _refused(r, E.R_FAULT_ACTIVE)
     r.ev(E.EV_SUPERVISOR_ON)
     assert r.types() == [E.J_SUPERVISOR, E.J_ALARM_CLEAR] and not r.lamp("ALARM")
+    assert r.recs[0].p(0) == 1 and r.m.faults == 0
+    r.ev(E.EV_SUPERVISOR_OFF)
+    assert r.types() == [E.J_SUPERVISOR] and r.recs[0].p(0) == 0
+    assert r.shown() == [E.M_SUPERVISOR_OFF]
     r.ev(E.EV_SHAKE)
     assert r.m.state == E.ST_SHAKING
 
@@ -182,3 +188,26 @@ def test_every_reason_code_has_a_text():
     for name in dir(E):
         if name[:2] in ("M_", "R_"):
             assert texts.text(getattr(E, name)) != "?", name
+
+
+def test_supervisor_key_acknowledges_an_alarm_without_a_fault():
+    r = Rig()
+    r.to_open()
+    r.ev(E.EV_COVER_OFF)  # tamper: an alarm, no sensor fault
+    assert r.m.alarm and r.m.faults == 0 and r.lamp("ALARM")
+    r.ev(E.EV_SUPERVISOR_ON)
+    assert r.types() == [E.J_SUPERVISOR, E.J_ALARM_CLEAR] and not r.lamp("ALARM")
+    assert r.shown() == [E.M_ALARM_CLEARED]
+    r.ev(E.EV_SUPERVISOR_OFF)
+    r.ev(E.EV_SUPERVISOR_ON)
+    assert r.types() == [E.J_SUPERVISOR] and r.shown() == [E.M_SUPERVISOR_ON]
+
+
+def test_a_face_that_is_not_a_number_is_refused_as_255():
+    r = Rig()
+    r.to_result()
+    r.ev(E.EV_FACE, "x")
+    _refused(r, E.R_DICE_RANGE)
+    assert r.recs[0].p(1) == 255 and r.m.entry_n == 0
+    r.ev(E.EV_FACE, 200)
+    assert r.recs[0].p(1) == 200
