@@ -1,0 +1,575 @@
+"""The smallest heap the table runs in, bisected (issue 8, items 3 and 5).
+
+    .venv/bin/python bench/board_heap.py [--micropython EXE ...] [--all]
+        [--rounds 1000] [--cut-every 10] [--seed 5] [--quick] [-v]
+
+For each interpreter (default: the ESP32-faithful VM build/vm32/sim/micropython;
+`--all`: that one, the VM with the firmware frozen in, build/vm32/frozen/
+micropython, and the 64-bit pip port .venv/bin/micropython):
+
+1. a journal filled to its cap: rounds played, once per run, at a generous
+   heap, until the store has rotated and deleted a segment (4 segments of
+   4 KiB, rotation's budget), with board.json (board_config/boards/virtual.json)
+   and table.json (macau-2004.json, the full 2004 layout) beside it;
+2. a campaign at heap N: a copy of that folder, then one interpreter process
+   after another, each one power-on of the board: a fresh heap of N bytes,
+   the table started through appboot.open_table exactly as main.py starts it
+   (bench/heap_worker.py, compiled to .mpy), rounds played through the pins of
+   the simulated machine from the state it resumed in, and a power cut at a
+   random clock step (the process exits mid-round), until --rounds rounds
+   have been started; the last process stops between rounds and reports its
+   meters and recall. It succeeds when every process booted, none raised
+   MemoryError or any other error, and every round is accounted for: each
+   round id started has one payout or one void in the journal (read on the
+   host after every process, with the firmware's own sicbo.journal), none
+   twice, every round the dealer saw settled is settled so in the journal, no
+   sequence number holds two records, and the meters and recall of the last
+   process agree with the rounds played;
+3. the smallest N, in 1 KiB steps, at which the campaign succeeds (bisected
+   from the heap in use after boot up; the same seed at every N).
+
+On the frozen image the firmware is not put on the path: `import appboot`
+finds the frozen one (the worker reports whether `frozen_id` imports, and the
+bench refuses a frozen interpreter whose worker does not see it). On a
+32-bit interpreter without sim/ frozen in, and on the 64-bit port,
+build/mpy/sim serves the simulated machine.
+
+Prints figures, not pass/fail: exit status 0 unless the bench itself breaks
+(an interpreter that cannot run, a full journal that cannot be made, a
+campaign that fails at every heap tried).
+"""
+
+import argparse
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from host_tools import REPO, heaps  # noqa: E402  (puts device/ on sys.path)
+from host_tools.mprun import BUILD, compile_trees  # noqa: E402
+from host_tools.mpycheck import mpy_cross  # noqa: E402
+from sicbo import events as E  # noqa: E402
+from sicbo import journal  # noqa: E402
+
+BOARD_FILE = os.path.join(REPO, "board_config", "boards", "virtual.json")
+TABLE_FILE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
+VM32 = os.path.join(REPO, "build", "vm32", "sim", "micropython")
+VM32_FROZEN = os.path.join(REPO, "build", "vm32", "frozen", "micropython")
+PORT64 = os.path.join(REPO, ".venv", "bin", "micropython")
+WORKER = os.path.join(REPO, "bench", "heap_worker.py")
+WORKER_DIR = os.path.join(BUILD, "bench")
+FILL_HEAP = "512k"  # generous: the full journal is made once, not measured
+MAX_HEAP_KIB = 1024  # the bisection gives up above this
+PROCESS_TIMEOUT_S = 60
+STEPS_PER_ROUND = 42  # clock steps of a plain round (the worker's), for the cut's position
+CUT_EXIT = 3
+PRINT = print
+
+
+class BenchError(Exception):
+    """The bench itself cannot go on (not a figure)."""
+
+
+# ---- interpreters ---------------------------------------------------------------
+
+
+def _probe(exe, code):
+    with tempfile.TemporaryDirectory(prefix="sicbo-heap-probe-") as empty:
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("MICROPYPATH", "SICBO_SIM_WIRE", "SICBO_SIM_RTC")}
+        env["MICROPYPATH"] = ".frozen"
+        try:
+            r = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=30,
+                               cwd=empty, env=env)
+        except OSError as e:
+            raise BenchError("%s cannot run: %s" % (exe, e)) from e
+    return r.returncode == 0, r.stdout.strip()
+
+
+class Interp:
+    """An interpreter and how the firmware reaches it."""
+
+    def __init__(self, exe):
+        self.exe = os.path.abspath(exe)
+        if not os.access(self.exe, os.X_OK):
+            raise BenchError("no interpreter %s" % exe)
+        ok, out = _probe(self.exe, "import sys\nprint(sys.maxsize)")
+        if not ok:
+            raise BenchError("%s does not run: %s" % (exe, out))
+        self.bits = 32 if out == str(2 ** 31 - 1) else 64
+        ok, out = _probe(self.exe, "import frozen_id\nprint(frozen_id.CODE_SHA256)")
+        self.frozen = out if ok else None
+        ok, _out = _probe(self.exe, "import _sim_wire\nimport sys\n"
+                                    "print('machine' in sys.modules)")
+        self.sim_frozen = ok
+
+    @property
+    def kind(self):
+        if self.frozen:
+            from host_tools.deploy import code_hash
+
+            stale = "" if code_hash() == self.frozen else (
+                ", NOT this tree's device/: make vm32-frozen")
+            return "firmware frozen in (code %s%s)" % (self.frozen[:12], stale)
+        return "firmware as .mpy (build/mpy/device, as sicbo deploy installs it)"
+
+    def describe(self):
+        return "%s (%d-bit, %s, sim/ %s)" % (os.path.relpath(self.exe, REPO)
+                                             if self.exe.startswith(REPO) else self.exe,
+                                             self.bits, self.kind,
+                                             "frozen in" if self.sim_frozen else "as .mpy")
+
+    def path(self):
+        """MICROPYPATH: '.frozen' first, as on a board; the firmware's .mpy
+        only when it is not frozen in."""
+        p = [".frozen", WORKER_DIR]
+        if not self.frozen:
+            p.append(os.path.join(BUILD, "device"))
+        if not self.sim_frozen:
+            p.append(os.path.join(BUILD, "sim"))
+        return ":".join(p)
+
+    def board_heap(self):
+        """The heap that stands for the board's on this interpreter, in bytes."""
+        if self.bits == 32:
+            return heaps.BOARD_HEAP
+        return _kib_text(heaps.HEAP_64_EQUIVALENT) * 1024
+
+
+def _kib_text(text):
+    return int(text[:-1]) if text.endswith("k") else int(text) // 1024
+
+
+def compile_all():
+    """build/mpy (device, sim, tests/logic: host_tools.mprun) and the worker."""
+    compile_trees()
+    os.makedirs(WORKER_DIR, exist_ok=True)
+    dest = os.path.join(WORKER_DIR, "heap_worker.mpy")
+    if not os.path.exists(dest) or os.path.getmtime(dest) < os.path.getmtime(WORKER):
+        subprocess.run([mpy_cross(), "-s", "heap_worker.py", "-o", dest, WORKER], check=True)
+
+
+# ---- one power-on ------------------------------------------------------------------
+
+
+class Run:
+    """What one process printed and how it ended."""
+
+    def __init__(self, rc, out, err):
+        self.rc = rc
+        self.out = out
+        self.err = err
+        self.lines = out.splitlines()
+        self.boot = None  # (round, state, in use, total, before the firmware, frozen)
+        self.starts = []
+        self.ends = {}  # round -> ("paid", "ddd") | ("void", reason)
+        self.meters = []
+        self.recall = []
+        self.cut = None
+        self.exit = None
+        for ln in self.lines:
+            if not ln.startswith("@"):
+                continue
+            f = ln.split()
+            if f[0] == "@boot":
+                self.boot = tuple(int(x) for x in f[1:7])
+            elif f[0] == "@start":
+                self.starts.append(int(f[1]))
+            elif f[0] == "@end":
+                self.ends[int(f[1])] = (f[2], f[3])
+            elif f[0] == "@meters":
+                self.meters.append(tuple(int(x) for x in f[1:4]))
+            elif f[0] == "@recall":
+                self.recall.append((int(f[1]), f[2], f[3]))
+            elif f[0] == "@cut":
+                self.cut = (int(f[1]), int(f[2]))
+            elif f[0] == "@exit":
+                self.exit = tuple(int(x) for x in f[1:4])
+
+    def failure(self):
+        """Why this power-on failed, or None."""
+        text = self.out + self.err
+        if "MemoryError" in text:
+            return "MemoryError: " + _tail(text, "MemoryError")
+        if self.boot is None:
+            return "no boot (exit %d): %s" % (self.rc, _tail(text))
+        if "Traceback" in text:
+            return "error after boot (exit %d): %s" % (self.rc, _tail(text))
+        if self.rc == CUT_EXIT and self.cut is not None:
+            return None
+        if self.rc == 0 and self.exit is not None:
+            return None
+        return "exit status %d: %s" % (self.rc, _tail(text))
+
+
+def _tail(text, word=None):
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("@")]
+    if word:
+        for i, ln in enumerate(lines):
+            if word in ln:
+                where = [x for x in lines[max(0, i - 3):i] if x.startswith("File")]
+                return ln + (" (" + "; ".join(where) + ")" if where else "")
+    return " | ".join(lines[-4:])
+
+
+def power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SICBO_SIM_WIRE", "SICBO_SIM_RTC", "SICBO_MPY_ROOT")}
+    env["MICROPYPATH"] = interp.path()
+    cmd = [interp.exe, "-X", "heapsize=%s" % heap, "-m", "heap_worker", folder, mode,
+           str(rounds), str(cut_step), str(seed), str(boot_no)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env,
+                           timeout=PROCESS_TIMEOUT_S)
+        return Run(r.returncode, r.stdout, r.stderr)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return Run(-1, out, "timed out after %d s" % PROCESS_TIMEOUT_S)
+
+
+def new_folder(prefix, base=None):
+    folder = tempfile.mkdtemp(prefix="sicbo-heap-%s-" % prefix)
+    if base:
+        for name in os.listdir(base):
+            shutil.copy2(os.path.join(base, name), os.path.join(folder, name))
+    else:
+        shutil.copy(BOARD_FILE, os.path.join(folder, "board.json"))
+        shutil.copy(TABLE_FILE, os.path.join(folder, "table.json"))
+    return folder
+
+
+def segments(folder):
+    return sorted(n for n in os.listdir(folder) if re.match(r"^j\d{8}\.log$", n))
+
+
+def journal_bytes(folder):
+    return sum(os.path.getsize(os.path.join(folder, n)) for n in segments(folder))
+
+
+def fill_journal(interp, extra_rounds=8):
+    """A folder whose journal is at its cap (it has rotated and deleted)."""
+    folder = new_folder("full")
+    r = power_on(interp, folder, FILL_HEAP, "fill", extra_rounds, 0, 1, 0)
+    why = r.failure()
+    if why or r.exit is None or r.exit[2] < 1:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise BenchError("could not fill a journal with %s at %s: %s"
+                         % (interp.exe, FILL_HEAP, why or "no segment deleted"))
+    return folder, r
+
+
+# ---- a campaign ----------------------------------------------------------------------
+
+
+class Campaign:
+    """Power-ons at one heap on a copy of the full journal, until `rounds`
+    rounds have been started."""
+
+    def __init__(self, interp, full, heap, rounds, cut_every, seed, log=None):
+        self.interp = interp
+        self.full = full
+        self.heap = heap
+        self.rounds = rounds
+        self.cut_every = max(1, cut_every)
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.log = log or (lambda text: None)
+        self.records = {}  # seq -> (type, round, payload): every record ever read
+        self.conflicts = 0
+        self.seen_ends = {}  # round -> ("paid", dice) | ("void", reason): as the dealer saw
+        self.first_round = None  # the round id of the full journal
+        self.first_meters = None
+        self.runs = 0
+        self.cuts = 0
+        self.cut_states = {}
+        self.failure = None
+        self.last = None
+        self.boot_heaps = []  # heap in use after each boot
+        self.seconds = 0.0
+
+    def read_journal(self, folder):
+        for name in segments(folder):
+            with open(os.path.join(folder, name), "rb") as f:
+                data = f.read()
+            for rec in journal.records(data):
+                key = (rec.type, rec.round, bytes(rec.payload))
+                old = self.records.get(rec.seq)
+                if old is None:
+                    self.records[rec.seq] = key
+                elif old != key:
+                    self.conflicts += 1
+
+    def started(self):
+        """Round ids started during the campaign (J_ROUND in the journal)."""
+        return sorted({rid for (t, rid, _p) in self.records.values()
+                       if t == E.J_ROUND and rid > self.first_round})
+
+    def run(self):
+        t0 = time.monotonic()
+        folder = new_folder("campaign", self.full)
+        try:
+            self.read_journal(folder)
+            self.first_round = max([rid for (t, rid, _p) in self.records.values()
+                                    if t == E.J_ROUND] or [0])
+            while self.failure is None:
+                done = len(self.started())
+                left = self.rounds - done
+                if left <= 0:
+                    rounds, cut = 0, 0  # the last power-on: finish, report, stop
+                else:
+                    rounds = min(left, 2 * self.cut_every)
+                    cut = self.rng.randint(1, max(1, rounds * STEPS_PER_ROUND))
+                    if rounds == left:
+                        cut = self.rng.choice((cut, 0))  # the end may come before a cut
+                self.runs += 1
+                r = power_on(self.interp, folder, self.heap, "play", rounds, cut,
+                             self.seed * 100003 + self.runs, self.runs)
+                self.last = r
+                why = r.failure()
+                if why is None and self.interp.frozen and r.boot[5] != 1:
+                    raise BenchError("%s: the worker does not see frozen_id" % self.interp.exe)
+                if why is not None:
+                    self.failure = "power-on %d: %s" % (self.runs, why)
+                    break
+                if self.first_meters is None:
+                    self.first_meters = r.meters[0]
+                    if r.boot[0] != self.first_round:
+                        raise BenchError("the full journal's round is %d, the board booted "
+                                         "in round %d" % (self.first_round, r.boot[0]))
+                self.boot_heaps.append(r.boot[2])
+                self.seen_ends.update(r.ends)
+                self.read_journal(folder)
+                if r.cut is not None:
+                    self.cuts += 1
+                    self.cut_states[r.cut[1]] = self.cut_states.get(r.cut[1], 0) + 1
+                    self.log("  power-on %d: cut at step %d in state %d; %d rounds so far"
+                             % (self.runs, r.cut[0], r.cut[1], len(self.started())))
+                elif rounds == 0:
+                    self.failure = self.check(r)
+                    break
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+            self.seconds = time.monotonic() - t0
+        return self.failure is None
+
+    def outcomes(self):
+        """round -> [outcomes in the journal]: ("paid", dice) / ("void", reason)."""
+        out = {}
+        result = {}
+        for _seq, (t, rid, p) in sorted(self.records.items()):
+            if rid <= self.first_round:
+                continue
+            if t == E.J_RESULT:
+                result[rid] = "%d%d%d" % (p[0], p[1], p[2])
+            elif t == E.J_PAYOUT:
+                out.setdefault(rid, []).append(("paid", result.get(rid, "?")))
+            elif t == E.J_VOID:
+                out.setdefault(rid, []).append(("void", str(p[0])))
+        return out
+
+    def check(self, last):
+        """The accounting at the end (None: every round accounted for)."""
+        started = self.started()
+        why = []
+        if self.conflicts:
+            why.append("%d sequence numbers read with two records" % self.conflicts)
+        if started != list(range(self.first_round + 1, self.first_round + 1 + len(started))):
+            why.append("round ids not consecutive")
+        per = {}
+        for (t, rid, _p) in self.records.values():
+            if t in (E.J_ROUND, E.J_RESULT, E.J_PAYOUT, E.J_VOID) and rid > self.first_round:
+                c = per.setdefault(rid, {})
+                c[t] = c.get(t, 0) + 1
+        doubled = [rid for rid, c in sorted(per.items())
+                   if max(c.values()) > 1 or (c.get(E.J_PAYOUT) and c.get(E.J_VOID))]
+        if doubled:
+            why.append("doubled rounds %s" % doubled[:10])
+        ends = self.outcomes()
+        unsettled = [rid for rid in started if rid not in ends]
+        if unsettled:
+            why.append("rounds never settled %s" % unsettled[:10])
+        lost = [rid for rid, how in sorted(self.seen_ends.items())
+                if rid > self.first_round and how not in ends.get(rid, ())]
+        if lost:
+            why.append("rounds settled before a cut, not so in the journal %s" % lost[:10])
+        paid = sum(1 for rid in started if ends.get(rid, [("", "")])[0][0] == "paid")
+        voids = sum(1 for rid in started if ends.get(rid, [("", "")])[0][0] == "void")
+        want = (self.first_meters[0] + len(started), self.first_meters[1] + paid,
+                self.first_meters[2] + voids)
+        if not last.meters or last.meters[-1] != want:
+            why.append("meters (rounds, paid, voids) %r, played %r"
+                       % (last.meters[-1] if last.meters else None, want))
+        want_recall = []
+        for rid in reversed(started[-10:]):
+            how, what = ends.get(rid, [("?", "?")])[0]
+            want_recall.append((rid, how, what if how == "paid" else "-"))
+        if last.recall != want_recall[:len(last.recall)] or len(last.recall) < min(
+                10, len(want_recall)):
+            why.append("recall %r, journal %r" % (last.recall[:3], want_recall[:3]))
+        self.paid = paid
+        self.voids = voids
+        self.power_voids = sum(1 for rid in started for how, what in ends.get(rid, ())
+                               if how == "void" and what == str(E.V_POWER))
+        return "; ".join(why) or None
+
+
+# ---- bisection -----------------------------------------------------------------------
+
+
+def campaign(interp, full, heap_bytes, rounds, cut_every, seed, log=None):
+    c = Campaign(interp, full, str(heap_bytes), rounds, cut_every, seed, log)
+    c.run()
+    return c
+
+
+def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None):
+    """(smallest heap in KiB, its campaign, {KiB: campaign} of every probe)."""
+    tried = {}
+
+    def ok(kib):
+        if kib not in tried:
+            c = campaign(interp, full, kib * 1024, rounds, cut_every, seed, log)
+            tried[kib] = c
+            PRINT("  %4d KiB: %s (%d power-ons, %d cuts, %.1f s)"
+                  % (kib, "ok" if c.failure is None else "FAILS: " + c.failure[:150],
+                     c.runs, c.cuts, c.seconds), flush=True)
+        return tried[kib].failure is None
+
+    lo = max(1, in_use // 1024)  # the live data alone needs more than this
+    hi = lo + 16
+    while not ok(hi):
+        lo = hi
+        hi = lo + 2 * (hi - (in_use // 1024))
+        if hi > MAX_HEAP_KIB:
+            return None, None, tried
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, tried[hi], tried
+
+
+def measure(interp, full, rounds, cut_every, seed, log=None):
+    """Every figure for one interpreter (a dict)."""
+    # Heap in use after a boot on the full journal, at a generous heap.
+    folder = new_folder("boot", full)
+    try:
+        r = power_on(interp, folder, FILL_HEAP, "play", 0, 0, seed, 1)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    why = r.failure()
+    if why:
+        raise BenchError("%s does not boot on the full journal at %s: %s"
+                         % (interp.exe, FILL_HEAP, why))
+    if interp.frozen and r.boot[5] != 1:
+        raise BenchError("%s: the worker does not see frozen_id" % interp.exe)
+    in_use, before = r.boot[2], r.boot[4]
+    PRINT("%s" % interp.describe())
+    PRINT("  heap in use after boot on the full journal: %d bytes (%.1f KiB), of which %.1f "
+          "KiB before the firmware (the interpreter, this bench's worker, the simulated "
+          "machine)" % (in_use, in_use / 1024, before / 1024), flush=True)
+    kib, best, tried = smallest_heap(interp, full, in_use, rounds, cut_every, seed, log)
+    fig = {"exe": interp.exe, "bits": interp.bits, "frozen": interp.frozen,
+           "in_use": in_use, "before_firmware": before, "smallest_kib": kib,
+           "rounds": rounds, "tried": {k: c.failure for k, c in tried.items()}}
+    if kib is None:
+        PRINT("  smallest heap: none up to %d KiB" % MAX_HEAP_KIB)
+        return fig
+    below = tried.get(kib - 1)
+    fig.update(cuts=best.cuts, runs=best.runs, paid=getattr(best, "paid", 0),
+               voids=getattr(best, "voids", 0), power_voids=getattr(best, "power_voids", 0),
+               below=below.failure if below is not None else None,
+               max_boot_heap=max(best.boot_heaps) if best.boot_heaps else 0)
+    board = interp.board_heap()
+    PRINT("  smallest heap that boots on a full journal and plays %d rounds with power cuts: "
+          "%d KiB (%d bytes): %d power-ons, %d cuts (in states %s), paid %d, void %d "
+          "(%d by the resumption), %.1f s"
+          % (rounds, kib, kib * 1024, best.runs, best.cuts,
+             ",".join("%s:%d" % (k, v) for k, v in sorted(best.cut_states.items())),
+             fig["paid"], fig["voids"], fig["power_voids"], best.seconds))
+    if below is not None:
+        PRINT("    at %d KiB: %s" % (kib - 1, below.failure))
+    PRINT("  the board's heap on this interpreter: %d bytes (%.1f KiB): %s"
+          % (board, board / 1024, "fits, %.1f KiB to spare" % (board / 1024 - kib)
+             if kib * 1024 <= board else "does NOT fit, %.1f KiB short" % (kib - board / 1024)),
+          flush=True)
+    return fig
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 2)[2])
+    ap.add_argument("--micropython", action="append", default=[],
+                    help="an interpreter (repeatable; default %s)" % os.path.relpath(VM32, REPO))
+    ap.add_argument("--all", action="store_true",
+                    help="the 32-bit VM, its frozen build and the 64-bit port (those that exist)")
+    ap.add_argument("--rounds", type=int, default=1000,
+                    help="rounds per campaign (default 1000)")
+    ap.add_argument("--cut-every", type=int, default=10,
+                    help="mean rounds between power cuts (default 10)")
+    ap.add_argument("--seed", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="200 rounds per campaign")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    rounds = 200 if args.quick and args.rounds == 1000 else args.rounds
+    exes = list(args.micropython)
+    missing = []
+    if args.all:
+        for exe in (VM32, VM32_FROZEN, PORT64):
+            if os.path.exists(exe):
+                exes.append(exe)
+            else:
+                missing.append(exe)
+    if not exes:
+        if not os.path.exists(VM32):
+            PRINT("board_heap: no %s: build it (make vm32 MICROPYTHON_SRC=../shared/vendor/"
+                  "micropython-1.28.0.tar.gz), or give --micropython" % os.path.relpath(VM32, REPO))
+            return 2
+        exes = [VM32]
+    t0 = time.monotonic()
+    try:
+        compile_all()
+        interps = [Interp(exe) for exe in exes]
+        # One full journal for every interpreter: the same firmware writes it.
+        full, fill = fill_journal(interps[0])
+        try:
+            PRINT("board_heap: full journal: %d segments, %d bytes (cap %d), round %d, %s "
+                  "at %s; %s, %s; %d rounds per campaign, a power cut every %d rounds on "
+                  "average (seed %d)"
+                  % (len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0], os.path.basename(interps[0].exe), FILL_HEAP,
+                     os.path.basename(BOARD_FILE), os.path.basename(TABLE_FILE), rounds,
+                     args.cut_every, args.seed), flush=True)
+            for exe in missing:
+                PRINT("%s: not built, skipped (make vm32 / make vm32-frozen with "
+                      "MICROPYTHON_SRC)" % os.path.relpath(exe, REPO))
+            figs = []
+            for it in interps:
+                figs.append(measure(it, full, rounds, args.cut_every, args.seed,
+                                    PRINT if args.verbose else None))
+        finally:
+            shutil.rmtree(full, ignore_errors=True)
+    except BenchError as e:
+        PRINT("board_heap: %s" % e)
+        return 2
+    done = [f for f in figs if f["smallest_kib"]]
+    m32 = [f for f in done if f["bits"] == 32 and not f["frozen"]]
+    m64 = [f for f in done if f["bits"] == 64 and not f["frozen"]]
+    if m32 and m64:
+        PRINT("64-bit / 32-bit (.mpy): heap in use after boot %.2f, smallest heap %.2f"
+              % (m64[0]["in_use"] / m32[0]["in_use"],
+                 m64[0]["smallest_kib"] / m32[0]["smallest_kib"]))
+    PRINT("board_heap: %.0f s" % (time.monotonic() - t0))
+    return 0 if len(done) == len(figs) else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+# One power-on of the table, for bench/board_heap.py (the CPython driver),
+# which compiles this file to .mpy and runs it in a fresh interpreter each
+# time, as a board boots after a power cut with a fresh heap:
+#
+#   micropython -X heapsize=N -m heap_worker FOLDER MODE ROUNDS CUT_STEP SEED BOOT
+#
+# MICROPYPATH (set by the driver): '.frozen', this module's folder, and, for
+# firmware deployed as .mpy, build/mpy/device (and build/mpy/sim where sim/ is
+# not frozen in). On the frozen image the firmware is not on the path at all:
+# `import appboot` finds the frozen one.
+#
+# FOLDER holds board.json, table.json and the journal (as /board.json,
+# /table.json and /journal on a board), and `levels`: the table's physical
+# state (cover, clasps, supervisor key) as the last power cut left it, since
+# the table survives a cut of the board. The table is started exactly as
+# main.py starts it (appboot.open_table, log=print, the watchdog armed), on the
+# simulated machine with its manual clock and the RTC set (as deploy sets it).
+# Then rounds are played through the pins: MODE "play" finishes the round the
+# board resumed in, then starts ROUNDS new rounds and stops between rounds
+# (exit 0), unless CUT_STEP clock steps pass first (0: never): then the
+# process exits at once, mid-round (exit status 3), which is what a power cut
+# leaves of a board. MODE "fill": plays until the journal has rotated and
+# deleted a segment, then ROUNDS rounds more.
+#
+# Lines for the driver start with "@" (the rest is the board's console):
+#   @boot <round> <state> <heap in use> <heap total> <heap before the firmware> <frozen 0/1>
+#   @start <round>            a round began (shake taken)
+#   @end <round> paid <d1><d2><d3> | @end <round> void <reason>
+#   @meters <rounds> <paid> <voids>
+#   @recall <round> <status> <dice or ->   (newest first, at a clean exit)
+#   @cut <step> <state>       the power goes now
+#   @exit <steps> <rounds> <deleted segments>
+import gc
+import sys
+
+gc.collect()
+_BASE = gc.mem_alloc()
+
+import machine  # noqa: E402  (the simulated one: frozen in, or build/mpy/sim)
+
+_MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
+# Inputs in sicbo.signals order; the physical ones a cut leaves as they are.
+_SIGNALS = 15
+_KEPT = (0, 1, 2, 4)  # cover, clasp_left, clasp_right, supervisor
+
+
+class Rng:
+    """xorshift32: the same sequence on every port."""
+
+    def __init__(self, seed):
+        self.s = (seed * 2654435761 + 1) & 0xFFFFFFFF or 1
+
+    def below(self, n):
+        x = self.s
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        self.s = x
+        return x % n
+
+
+class Cut(Exception):
+    pass
+
+
+class Rig:
+    def __init__(self, folder, cut_step):
+        self.folder = folder
+        self.cut_step = cut_step
+        self.steps = 0
+        self.lv = bytearray(_SIGNALS)
+        self.ctl = None
+
+    def load_levels(self):
+        try:
+            with open(self.folder + "/levels") as f:
+                s = f.read()
+            for i in _KEPT:
+                self.lv[i] = 1 if s[i] == "1" else 0
+        except (OSError, IndexError):
+            pass
+
+    def save_levels(self):
+        with open(self.folder + "/levels", "w") as f:
+            f.write("".join(str(v) for v in self.lv))
+
+    def set(self, sig, level):
+        self.lv[sig] = level
+        machine.sim_set(self.gpio[sig], level ^ self.inv[sig])
+
+    def step(self, ms):
+        self.steps += 1
+        if self.steps == self.cut_step:
+            raise Cut()
+        machine.sim_advance(ms)
+        now = machine.sim_ticks_ms()
+        ctl = self.ctl
+        ctl.poll(now)
+        ctl.actuators(now)
+        ctl.read_reader(now)
+        wd = ctl.hw.watchdog
+        if wd is not None:
+            wd.feed(now)
+
+    def settle(self):
+        """Inputs changed: one poll sees them, one debounce later accepts."""
+        self.step(1)
+        self.step(self.debounce)
+
+    def press(self, sig):
+        self.set(sig, 1)
+        self.settle()
+        self.set(sig, 0)
+        self.settle()
+
+    def dome(self, level):
+        self.set(0, level)
+        self.set(1, level)
+        self.set(2, level)
+        self.settle()
+
+    def wait(self):
+        """One clock step as long as the shaker and the round's timer allow."""
+        ctl = self.ctl
+        now = machine.sim_ticks_ms()
+        w = _MAX_STEP
+        sol = ctl.hw.solenoid
+        if sol is not None and sol.busy():
+            w = sol.update(now)
+        if ctl.timer_on:
+            d = machine.sim_ticks_diff(ctl.deadline, now)
+            if d < w:
+                w = d
+        self.step(w if w > 1 else 1)
+
+
+def play(rig, rng, E, S):
+    """From the state the board is in to the end of one round. Returns the
+    id of the round started here, or 0 if the round was resumed."""
+    m = rig.ctl.m
+    started = 0
+    if m.alarm:
+        rig.press(S.SUPERVISOR)  # the supervisor acknowledges (a resumed void)
+    if m.state == E.ST_IDLE:
+        rig.dome(1)
+        rig.press(S.SHAKE)
+        if m.state != E.ST_SHAKING:
+            raise AssertionError("shake refused in round %d (state %d)" % (m.round, m.state))
+        started = m.round
+        print("@start", started)
+        n = 0
+        while m.state == E.ST_SHAKING:
+            rig.wait()
+            n += 1
+            if n > 200:
+                raise AssertionError("the shake never ended")
+    if m.state == E.ST_OPEN:
+        rig.press(S.KEY_BELL)
+        if m.state != E.ST_CLOSED:
+            raise AssertionError("bell refused in round %d (state %d)" % (m.round, m.state))
+    if m.state == E.ST_CLOSED:
+        rig.step(rig.bell_ms)  # the bell rings out
+        rig.dome(0)
+    if m.state == E.ST_RESULT:
+        r = rng.below(10)
+        if r == 0:
+            reason = 1 + rng.below(3)  # stacked, leaning, other
+            for k in (S.KEY_VOID, S.KEY_FACE_1 + reason - 1, S.KEY_CONFIRM):
+                rig.press(k)
+            if m.state != E.ST_IDLE:
+                raise AssertionError("void not taken in round %d (state %d)"
+                                     % (m.round, m.state))
+            print("@end", m.round, "void", reason)
+            return started
+        d = (1 + rng.below(6), 1 + rng.below(6), 1 + rng.below(6))
+        for f in d:
+            rig.press(S.KEY_FACE_1 + f - 1)
+        rig.press(S.KEY_CONFIRM)
+        if m.state != E.ST_PAYING:
+            raise AssertionError("dice %r not taken in round %d (state %d)"
+                                 % (d, m.round, m.state))
+    if m.state == E.ST_PAYING:
+        rig.press(S.KEY_PAYOUT)
+        if m.state != E.ST_IDLE:
+            raise AssertionError("payout refused in round %d (state %d)" % (m.round, m.state))
+        print("@end", m.round, "paid", "%d%d%d" % tuple(m.dice))
+        return started
+    if m.state != E.ST_IDLE:
+        raise AssertionError("round %d in state %d" % (m.round, m.state))
+    return started
+
+
+def meters(ctl):
+    mt = ctl.recall.meters
+    print("@meters", mt.get("rounds"), mt.get("paid"), mt.get("voids"))
+
+
+def main():
+    a = sys.argv[-6:]
+    folder = a[0]
+    fill = a[1] == "fill"
+    rounds = int(a[2])
+    cut_step = int(a[3])
+    seed = int(a[4])
+    boot_no = int(a[5])
+    rig = Rig(folder, cut_step)
+    rng = Rng(seed)
+    try:
+        import frozen_id  # noqa: F401  (the firmware frozen into the image)
+
+        frozen = 1
+        del frozen_id
+    except ImportError:
+        frozen = 0
+    machine.sim_reset(ticks=1000)
+    # The RTC, as deploy sets it: a day later at each boot (approval in force).
+    machine.RTC().datetime((2026, 12, 1 + boot_no % 28, 0, boot_no % 24, 0, 0, 0))
+    rig.load_levels()
+    import json
+
+    with open(folder + "/board.json") as f:
+        bd = json.load(f)
+    with open(folder + "/table.json") as f:
+        lamps = len(json.load(f)["lamp_order"])
+    # Pins in sicbo.signals order: (name, gpio, invert) from the board file,
+    # read here with json, not the firmware's parser, which must load at boot.
+    names = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
+             "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
+             "key_face_3", "key_face_4", "key_face_5", "key_face_6")
+    rig.gpio = bytearray(bd["inputs"][n]["pin"] for n in names)
+    rig.inv = bytearray(1 if bd["inputs"][n]["invert"] else 0 for n in names)
+    rig.debounce = bd["timings"]["debounce_ms"]
+    rig.bell_ms = bd["timings"]["bell_ms"]
+    lb = bd["lamps"]
+    machine.sim_attach_595(lb["spi"], lb["latch"], (lamps + 7) >> 3)
+    del bd, lb, json, names
+    for i in range(_SIGNALS):
+        rig.set(i, rig.lv[i])
+    gc.collect()
+    before = gc.mem_alloc()
+    import shell
+
+    import appboot
+
+    boot = shell.Boot()
+    ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
+                             cause=machine.reset_cause(), rtc=machine.RTC(),
+                             ticks_ms=machine.sim_ticks_ms, log=print)
+    del appboot, boot
+    shell.unload_boot()
+    del shell
+    if ctl is None:
+        print("@refused")
+        sys.exit(2)
+    rig.ctl = ctl
+    from sicbo import events as E
+    from sicbo import signals as S
+
+    gc.collect()
+    print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
+          before, frozen)
+    meters(ctl)
+    started = 0
+    try:
+        while True:
+            if ctl.m.state == E.ST_IDLE and started >= rounds and (
+                    ctl.store.deleted or not fill):
+                break
+            if play(rig, rng, E, S) and (ctl.store.deleted or not fill):
+                started += 1
+    except Cut:
+        rig.save_levels()
+        print("@cut", rig.steps, ctl.m.state)
+        sys.exit(3)  # the journal was flushed at every append: nothing else survives
+    # A clean stop between rounds (the campaign's last process).
+    rig.save_levels()
+    meters(ctl)
+    for info in ctl.recall.last():
+        d = info.dice
+        print("@recall", info.round, info.status, "%d%d%d" % tuple(d) if d else "-")
+    print("@exit", rig.steps, started, ctl.store.deleted)
+    ctl.store.close()
+
+
+main()
