@@ -545,9 +545,9 @@ def main(argv=None):
             PRINT("board_heap: full journal: %d segments, %d bytes (cap %d), round %d, %s "
                   "at %s; %s, %s; %d rounds per campaign, a power cut every %d rounds on "
                   "average (seed %d)"
-                  % (len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0], os.path.basename(interps[0].exe), FILL_HEAP,
-                     os.path.basename(BOARD_FILE), os.path.basename(TABLE_FILE), rounds,
-                     args.cut_every, args.seed), flush=True)
+                  % (len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0],
+                     os.path.basename(interps[0].exe), FILL_HEAP, os.path.basename(BOARD_FILE),
+                     os.path.basename(TABLE_FILE), rounds, args.cut_every, args.seed), flush=True)
             for exe in missing:
                 PRINT("%s: not built, skipped (make vm32 / make vm32-frozen with "
                       "MICROPYTHON_SRC)" % os.path.relpath(exe, REPO))
