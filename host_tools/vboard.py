@@ -130,7 +130,7 @@ def _frozen_probe(command: tuple[str, ...]) -> bool:
     with tempfile.TemporaryDirectory(prefix="sicbo-probe-") as empty:
         try:
             r = subprocess.run(list(command) + [
-                "-c", "import sys\nsys.path[:] = ['.frozen']\nimport _sim_wire\n"
+                "-c", "import sys; sys.path[:] = ['.frozen']; import _sim_wire; "
                       "print('frozen', 'machine' in sys.modules)"],
                 capture_output=True, text=True, timeout=30, cwd=empty, env=env)
         except (OSError, subprocess.TimeoutExpired):
