@@ -213,8 +213,8 @@ def main():
     except ImportError:
         frozen = 0
     machine.sim_reset(ticks=1000)
-    # The RTC, as deploy sets it: a day later at each boot (approval in force).
-    machine.RTC().datetime((2026, 12, 1 + boot_no % 28, 0, boot_no % 24, 0, 0, 0))
+    # The RTC, as deploy sets it: an hour later at each boot (approval in force).
+    machine.RTC().datetime((2026, 12, 1 + boot_no // 24 % 28, 0, boot_no % 24, 0, 0, 0))
     rig.load_levels()
     import json
 

@@ -1,20 +1,24 @@
 # Soak of the whole controller on the MicroPython unix port (issue 5):
 #   python -c "from host_tools.mprun import compile_trees; compile_trees()"
-#   micropython -X heapsize=110k bench/soak_rounds.py [rounds] [seed] [cut_every]
+#   micropython -X heapsize=111936 bench/soak_rounds.py [rounds] [seed] [cut_every]
 # or `python bench/soak.py [rounds] [seed] [cut_every]` (compiles, then runs
-# this). cut_every: the mean number of rounds between power cuts (default 300;
-# 0 for none).
+# this at the board's heap for the interpreter, host_tools/heaps.py). cut_every:
+# the mean number of rounds between power cuts (default 300; 0 for none).
 #
-# The Controller of device/app.py with the virtual board's file and the full
-# 2004 table (board_config/), on the simulated machine (sim/) with its manual
-# clock, and its journal (JournalStore) in a fresh folder under /tmp, imported
-# as .mpy from build/mpy as the board runs it. Rounds are played through the
-# pins with as few clock steps as the firmware allows: an input change is one
-# poll to see it and one poll `debounce_ms` later to accept it; the shaker's
-# pulses and the timers are stepped by what Controller.actuators() and the
-# round's deadline say. Mix (seeded): plain rounds, dealer voids (stacked,
-# leaning, other), refused and meaningless keys, and a power cut with a reboot
-# on the same journal every few hundred rounds, at a random point of a round.
+# The table is started as main.py starts it (appboot.open_table, through
+# benchkit.open_table) with the virtual board's file and the full 2004 table
+# (board_config/) written into a fresh folder under /tmp, which also holds
+# the journal, on the simulated machine (sim/) with its manual clock and the
+# RTC set, the firmware imported as .mpy from build/mpy as the board runs it.
+# Rounds are played through the pins with as few clock steps as the firmware
+# allows: an input change is one poll to see it and one poll `debounce_ms`
+# later to accept it; the shaker's pulses and the timers are stepped by what
+# Controller.actuators() and the round's deadline say. Mix (seeded): plain
+# rounds, dealer voids (stacked, leaning, other), refused and meaningless
+# keys, and a power cut every few hundred rounds at a random point of a round:
+# the store closed, the controller forgotten, the table started again through
+# open_table on the same files and journal (the pins, the table's physical
+# state, stay as they were).
 #
 # Prints: rounds done, MemoryErrors, heap (gc.mem_alloc after gc.collect)
 # after round 1,000 and after the last, journal bytes on disk at the end and
@@ -28,21 +32,27 @@ import time
 _T0 = time.ticks_ms()
 
 
-from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE, fresh_folder  # noqa: E402, F401
+from benchkit import (  # noqa: E402
+    BOARD_FILE,
+    RTC_NOW,
+    TABLE_FILE,
+    Console,
+    Pins,
+    firmware_path,
+    fresh_folder,
+    open_table,
+    remove_folder,
+    write_files,
+)
 
 MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
 
-for _p in (MPY + "/device", MPY + "/sim"):
-    sys.path.insert(0, _p)
+firmware_path()
 
-import machine  # noqa: E402  (the simulated one, from build/mpy/sim)
+import machine  # noqa: E402  (the simulated one: frozen in, or build/mpy/sim)
 
 from sicbo import events as E  # noqa: E402
-
-# The controller's modules are imported after the files are parsed (as
-# shell.start() does on the board: the lowest start-up peak).
-app = None
-JournalStore = None
+from sicbo import signals as S  # noqa: E402
 
 
 def heap():
@@ -70,63 +80,49 @@ class Rng:
 
 class Soak:
     def __init__(self, folder):
-        global app, JournalStore
-        import shell
-
         machine.sim_reset(ticks=1000)
-        self.board, self.cfg = shell.load(BOARD_FILE, TABLE_FILE)
-        from sicbo import settle
-
-        self.table = settle.SettlementTable(self.cfg)
-        del settle
-        shell.unload_boot(shell.PARSERS)
-        import app as _app
-        from journal_store import JournalStore as _JS
-
-        app = _app
-        JournalStore = _JS
-        b = self.board
-        self.gpio = bytearray(p for _s, p, _pull, _inv in b.inputs)
-        self.inv = bytearray(1 if i else 0 for _s, _p, _pull, i in b.inputs)
-        self.debounce = b.timings["debounce_ms"]
+        machine.RTC().datetime(RTC_NOW)
+        write_files(folder)
+        self.pins = Pins(folder)
+        self.gpio = self.pins.gpio
+        self.inv = self.pins.inv
+        self.debounce = self.pins.timings["debounce_ms"]
+        self.bell_ms = self.pins.timings["bell_ms"]
         self.folder = folder
+        self.console = Console()
         self.ctl = None
         self.m = None
         self.boots = 0
         self.polls = 0
         self.max_journal = 0
-        for s in range(15):
+        for s in range(S.COUNT):
             self.set(s, 0)
         self.start()
 
     # ---- the board ---------------------------------------------------------
 
     def start(self):
-        """Power on: adapters, journal store, Controller, boot (replay)."""
-        import appboot
-
-        lb = self.board.lamps
-        machine.sim_attach_595(lb["spi"], lb["latch"], self.table.row_bytes)
-        hw = appboot.build_hardware(self.board, self.table.row_bytes,
-                                    ticks_ms=machine.sim_ticks_ms)
-        hw.all_off()
-        store = JournalStore(self.folder)
-        ctl = app.Controller(self.cfg, self.board, hw, store, app.WallClock(None), log=None,
-                             table=self.table)
-        ctl.boot(machine.sim_ticks_ms(), b"soak!!")
-        del appboot
-        app.unload_boot()
+        """Power on: the one start-up (appboot.open_table), as main.py."""
+        ctl = open_table(self.folder, self.pins, self.console)
+        if ctl is None:
+            raise AssertionError("the table did not start: %r" % self.console.lines)
         self.ctl = ctl
         self.m = ctl.m
         self.boots += 1
 
     def power_cut(self):
-        """The interpreter's state is gone; files and the table stay."""
+        """The interpreter's state is gone; files and the table stay: the
+        store closed, the controller forgotten (here and as app.controller),
+        then the table started again through open_table."""
         ctl = self.ctl
-        ctl.store.close()  # the files as written (every append was flushed)
-        ctl.hw.all_off()  # what a reset leaves the drivers in
+        if ctl is not None:
+            ctl.store.close()  # the files as written (every append was flushed)
+            ctl.hw.all_off()  # what a reset leaves the drivers in
         self.ctl = self.m = None
         ctl = None
+        app = sys.modules.get("app")
+        if app is not None:
+            app.controller = None
         gc.collect()
         machine.sim_advance(500)
         self.start()
@@ -174,9 +170,9 @@ class Soak:
         self.settle()
 
     def dome(self, level):
-        self.set(0, level)
-        self.set(1, level)
-        self.set(2, level)
+        self.set(COVER, level)
+        self.set(CLASP_L, level)
+        self.set(CLASP_R, level)
         self.settle()
 
     def wait_open(self):
@@ -221,9 +217,11 @@ class Soak:
         return n
 
 
-# Input signal indices (sicbo.settings.INPUT_SIGNALS).
-COVER, CLASP_L, CLASP_R, SHAKE, SUPERVISOR = 0, 1, 2, 3, 4
-BELL, VOID, PAYOUT, CONFIRM, FACE1 = 5, 6, 7, 8, 9
+# Input signals, by their names (sicbo.signals).
+COVER, CLASP_L, CLASP_R, SHAKE, SUPERVISOR = (S.COVER, S.CLASP_LEFT, S.CLASP_RIGHT, S.SHAKE,
+                                              S.SUPERVISOR)
+BELL, VOID, PAYOUT, CONFIRM, FACE1 = (S.KEY_BELL, S.KEY_VOID, S.KEY_PAYOUT, S.KEY_CONFIRM,
+                                      S.KEY_FACE_1)
 
 
 class Expect:
@@ -272,7 +270,6 @@ def check_recall(s, x):
 def play_round(s, x, rng, cut_at):
     """One round from idle to idle. cut_at: the stage (1..6) at which the
     power is cut, 0 for none. Returns nothing; raises on a wrong state."""
-    m = s.m
     r = rng.below(100)
     # Refused and meaningless keys in idle, sometimes.
     if r < 3:
@@ -284,61 +281,58 @@ def play_round(s, x, rng, cut_at):
         s.settle()
         s.press(SHAKE)  # clasps open: refused, journaled
         x.refusals += 1
-        if m.state != E.ST_IDLE:
+        if s.m.state != E.ST_IDLE:
             raise AssertionError("shake with the clasps open started a round")
     s.dome(1)
     s.press(SHAKE)
-    if m.state != E.ST_SHAKING:
-        raise AssertionError("shake did not start round %d (state %d)" % (m.round + 1,
-                                                                          m.state))
+    if s.m.state != E.ST_SHAKING:
+        raise AssertionError("shake did not start round %d (state %d)" % (s.m.round + 1,
+                                                                          s.m.state))
     x.rounds += 1
-    rid = m.round
+    rid = s.m.round
     if cut_at == 1:
         return cut(s, x, rid, E.ST_IDLE, E.V_POWER)
     s.wait_open()
-    if m.state != E.ST_OPEN:
-        raise AssertionError("round %d: betting did not open (state %d)" % (rid, m.state))
+    if s.m.state != E.ST_OPEN:
+        raise AssertionError("round %d: betting did not open (state %d)" % (rid, s.m.state))
     if r >= 95:
         s.press(FACE1 + rng.below(6))  # a face key while betting: refused
         x.refusals += 1
     if cut_at == 2:
         return cut(s, x, rid, E.ST_IDLE, E.V_POWER)
     s.press(BELL)
-    if m.state != E.ST_CLOSED:
-        raise AssertionError("round %d: bell refused (state %d)" % (rid, m.state))
+    if s.m.state != E.ST_CLOSED:
+        raise AssertionError("round %d: bell refused (state %d)" % (rid, s.m.state))
     if r >= 90 and r < 95:
         s.press(BELL)  # again: not now
     if cut_at == 3:
         cut(s, x, rid, E.ST_CLOSED, 0)
-        m = s.m
-    s.step(s.board.timings["bell_ms"])  # the bell rings out
+    s.step(s.bell_ms)  # the bell rings out
     s.dome(0)
-    if m.state != E.ST_RESULT:
-        raise AssertionError("round %d: no result entry (state %d)" % (rid, m.state))
+    if s.m.state != E.ST_RESULT:
+        raise AssertionError("round %d: no result entry (state %d)" % (rid, s.m.state))
     if cut_at == 4:
         s.keys((FACE1 + 1,))  # keyed before the cut: lost, entered again
         cut(s, x, rid, E.ST_RESULT, 0)
-        m = s.m
     if r >= 5 and r < 11:
         reason = 1 + (r - 5) % 3  # stacked, leaning, other
         s.keys((VOID, FACE1 + reason - 1, CONFIRM))
-        if m.state != E.ST_IDLE:
-            raise AssertionError("round %d: void not taken (state %d)" % (rid, m.state))
+        if s.m.state != E.ST_IDLE:
+            raise AssertionError("round %d: void not taken (state %d)" % (rid, s.m.state))
         x.ended(rid, "void", None, reason)
         return
     d = (1 + rng.below(6), 1 + rng.below(6), 1 + rng.below(6))
     s.keys((FACE1 + d[0] - 1, FACE1 + d[1] - 1, FACE1 + d[2] - 1, CONFIRM))
-    if m.state != E.ST_PAYING:
-        raise AssertionError("round %d: dice %r not taken (state %d)" % (rid, d, m.state))
+    if s.m.state != E.ST_PAYING:
+        raise AssertionError("round %d: dice %r not taken (state %d)" % (rid, d, s.m.state))
     if r >= 11 and r < 14:
         s.press(FACE1)  # a second result: refused
         x.refusals += 1
     if cut_at == 5:
         cut(s, x, rid, E.ST_PAYING, 0)
-        m = s.m
     s.press(PAYOUT)
-    if m.state != E.ST_IDLE:
-        raise AssertionError("round %d: payout refused (state %d)" % (rid, m.state))
+    if s.m.state != E.ST_IDLE:
+        raise AssertionError("round %d: payout refused (state %d)" % (rid, s.m.state))
     x.ended(rid, "paid", d)
     if cut_at == 6:
         cut(s, x, rid, E.ST_IDLE, 0)
@@ -348,10 +342,9 @@ def cut(s, x, rid, want_state, void_reason):
     x.cuts += 1
     x.cut_states[s.m.state] += 1
     s.power_cut()
-    m = s.m
-    if m.state != want_state or m.round != rid:
+    if s.m.state != want_state or s.m.round != rid:
         raise AssertionError("after the cut in round %d: state %d round %d, wanted %d"
-                             % (rid, m.state, m.round, want_state))
+                             % (rid, s.m.state, s.m.round, want_state))
     if void_reason:
         x.ended(rid, "void", None, void_reason)
         # The resumed void leaves an alarm lit: the supervisor clears it.
@@ -363,15 +356,15 @@ def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     cut_every = int(sys.argv[3]) if len(sys.argv) > 3 else 300
-    try:
-        os.stat(MPY + "/device/app.mpy")
-    except OSError:
-        print("soak_rounds: no %s/device/app.mpy: compile first "
-              "(python -c 'from host_tools.mprun import compile_trees; compile_trees()')" % MPY)
-        sys.exit(2)
     rng = Rng(seed)
     x = Expect()
-    s = Soak(fresh_folder("soak"))
+    try:
+        s = Soak(fresh_folder("soak"))
+    except MemoryError as e:
+        print("soak_rounds: MemoryError at the first start-up: %s (heap %d bytes, %d in use)"
+              % (e, gc.mem_alloc() + gc.mem_free(), gc.mem_alloc()))
+        sys.print_exception(e)
+        sys.exit(1)
     s.trim_sim()
     base_heap = heap()
     mem_errors = 0
@@ -430,9 +423,7 @@ def main():
     store = s.ctl.store
     segs = len(store.segments())
     store.close()
-    for name in os.listdir(s.folder):
-        os.remove(s.folder + "/" + name)
-    os.rmdir(s.folder)
+    remove_folder(s.folder)
     print("soak_rounds: MicroPython %s unix port, heap %d bytes, %s, %s, seed %d"
           % (".".join(str(v) for v in sys.implementation.version[:3]),
              gc.mem_alloc() + gc.mem_free(), BOARD_FILE.split("/")[-1],
