@@ -1,28 +1,39 @@
 # Controller benchmark on the MicroPython unix port (make bench), from the
 # .mpy tree that host_tools.mprun compiles (build/mpy), as the board runs it:
 #   python -c "from host_tools.mprun import compile_trees; compile_trees()"
-#   micropython -X heapsize=110k bench/bench_controller.py [rounds]
-# The controller (device/app.py) runs the virtual board's file and the full
-# 2004 table on the simulated machine (sim/), with its journal in a fresh
-# folder under /tmp and no log (log=None, as on the table). Prints figures:
-#   heap in use once booted (after app.unload_boot), split into the simulated
-#     machine (built into a real board's firmware, so 0 there), the firmware's
-#     loaded code (bytecode, its objects and interned names) and the
-#     controller's state objects;
+#   micropython -X heapsize=111936 bench/bench_controller.py [rounds]
+# The table is started as main.py starts it (appboot.open_table, through
+# benchkit.open_table): the virtual board's file and the full 2004 table
+# written into a fresh folder under /tmp that also holds the journal, on the
+# simulated machine (sim/: frozen into the interpreter when it is, else
+# build/mpy/sim) with the RTC set. Prints figures:
+#   heap in use once booted (open_table done, start-up modules dropped),
+#     split into the simulated machine (built into a real board's firmware,
+#     so 0 there), the firmware's loaded code (bytecode, its objects and
+#     interned names) and the controller's state objects;
 #   microseconds from a dealer key to its actuator command: the bell key,
 #     Controller.handle(EV_BELL) alone, and from the debounced edge through
 #     Switches.update and Controller.poll; bytes allocated on that path;
 #   journal appends: bytes and microseconds each (JournalStore on /tmp);
 #   journal bytes per round, and the heap after the first and the last round.
 import gc
-import os
 import sys
 import time
 
 _T0 = time.ticks_us()
 
 
-from benchkit import BOARD_FILE, MPY, ROOT, TABLE_FILE, fresh_folder  # noqa: E402, F401
+from benchkit import (  # noqa: E402
+    RTC_NOW,
+    TABLE_FILE,
+    Console,
+    Pins,
+    firmware_path,
+    fresh_folder,
+    open_table,
+    remove_folder,
+    write_files,
+)
 
 STEP_MS = 5  # app.POLL_MS
 
@@ -40,7 +51,7 @@ class Rig:
     """The booted controller, its pins and the manual clock."""
 
     def __init__(self, ctl, machine, gpio, inv):
-        from sicbo.settings import INPUT_SIGNALS
+        from sicbo.signals import INPUT_SIGNALS
 
         self.ctl = ctl
         self.machine = machine
@@ -111,14 +122,7 @@ class Rig:
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 60
-    for p in (MPY + "/device", MPY + "/sim"):
-        sys.path.insert(0, p)
-    try:
-        os.stat(MPY + "/device/app.mpy")
-    except OSError:
-        print("bench_controller: no %s/device/app.mpy: compile first "
-              "(python -c 'from host_tools.mprun import compile_trees; compile_trees()')" % MPY)
-        sys.exit(2)
+    firmware_path()
     base = heap()
     STAGE[1] = base
 
@@ -132,39 +136,38 @@ def main():
 
     # The firmware's resident code: app and what it keeps loaded while the
     # table runs (the adapters and the dice reader's parser included).
-    import app
+    import app  # noqa: F401
     import hw.bell  # noqa: F401
     import hw.lamps  # noqa: F401
     import hw.solenoid  # noqa: F401
     import hw.watchdog  # noqa: F401
-    import journal_store
+    import journal_store  # noqa: F401
     import sicbo.dicereader  # noqa: F401
     from sicbo import events as E
 
     code = heap() - base - sim_code
-    STAGE[0] = "starting up: files, adapters, journal, boot"
+    STAGE[0] = "starting up: appboot.open_table (files, adapters, journal, resume)"
 
-    # Start-up, as app.start() does it, on the manual clock.
-    import appboot
-
+    # Start-up, as main.py runs it, on the manual clock.
     machine.sim_reset(ticks=1000)
-    board, cfg = appboot.load(BOARD_FILE, TABLE_FILE)
-    from sicbo import settle
-
-    table = settle.SettlementTable(cfg)
-    machine.sim_attach_595(board.lamps["spi"], board.lamps["latch"], table.row_bytes)
-    hw = appboot.build_hardware(board, table.row_bytes, ticks_ms=machine.sim_ticks_ms)
-    hw.all_off()
-    store = journal_store.JournalStore(fresh_folder("bench"))
-    ctl = app.Controller(cfg, board, hw, store, app.WallClock(RTC()), log=None, table=table)
+    machine.RTC().datetime(RTC_NOW)
+    folder = fresh_folder("bench")
+    write_files(folder)
+    pins = Pins(folder)
+    for i in range(len(pins.gpio)):
+        machine.sim_set(pins.gpio[i], pins.inv[i])  # every input off: keys up, dome open
+    console = Console()
     t = time.ticks_us()
-    ctl.boot(machine.sim_ticks_ms(), b"bench!")
+    ctl = open_table(folder, pins, console)
     boot_us = time.ticks_diff(time.ticks_us(), t)
-    ctl.board = None  # as appboot.open_table() leaves it
-    gpio = bytearray(p for _s, p, _pull, _inv in board.inputs)
-    inv = bytearray(1 if i else 0 for _s, _p, _pull, i in board.inputs)
-    del appboot, settle, table, board, cfg, hw
-    app.unload_boot()
+    if ctl is None:
+        print("bench_controller: the table did not start: %r" % console.lines)
+        sys.exit(1)
+    store = ctl.store
+    gpio = pins.gpio
+    inv = pins.inv
+    bell_key = pins.timings["bell_ms"]
+    del pins
     for _ in range(12):
         # 60 ms of the app's passes: the heap as the running table has it
         # (and the stack no longer holds start-up's objects).
@@ -173,6 +176,8 @@ def main():
         ctl.poll(now)
         ctl.actuators(now)
         ctl.read_reader(now)
+        if ctl.hw.watchdog is not None:
+            ctl.hw.watchdog.feed(now)
     booted = heap() - base
     state = booted - sim_code - code
 
@@ -213,7 +218,7 @@ def main():
         if not hw_bell_rang(machine, ctl):
             print("bench_controller: the bell did not ring in round %d" % (r + 1))
             sys.exit(1)
-        rig.run(1600)
+        rig.run(bell_key + 100)
         rig.finish_round(1 + r % 6, 1 + (r // 6) % 6, 1 + (r // 36) % 6)
         if rig.m.state != E.ST_IDLE:
             print("bench_controller: round %d did not end (state %d)" % (r + 1, rig.m.state))
@@ -235,6 +240,7 @@ def main():
         store.append(rec)
     append_us = time.ticks_diff(time.ticks_us(), t) / n
     store.close()
+    remove_folder(folder)
 
     impl = sys.implementation
     print("bench_controller: MicroPython %s unix port (%d-bit), heap %d bytes, "
@@ -242,15 +248,19 @@ def main():
                                  64 if sys.maxsize > 2 ** 32 else 32,
                                  gc.mem_alloc() + gc.mem_free(), TABLE_FILE.split("/")[-1]))
     print("heap in use once booted     %s (%d bytes), of which:" % (kib(booted), booted))
+    print("  (the start-up's console lines and the bench's rig included; log: the board's "
+          "console, kept 8 lines)")
     print("  simulated machine         %s (a board's machine is built in: 0 there)"
           % kib(sim_code))
     print("  firmware code (resident)  %s" % kib(code))
     print("  controller state          %s (and names left by start-up)" % kib(state))
     print("  firmware code + state     %s (target 40 KiB)" % kib(code + state))
-    print("boot (journal replay, resume) %8d us" % boot_us)
+    print("start-up (appboot.open_table: files, adapters, journal replay, resume) %d us"
+          % boot_us)
     print("bell key -> C_BELL executed, Controller.handle(EV_BELL): %d us median, %d max; "
           "%d bytes allocated" % (median(handle_us), max(handle_us), max(alloc)))
-    print("  (the whole handle(), recall and meters after the command: %d us, %d bytes)"
+    print("  (the whole handle(): recall, meters and the console line after the command: "
+          "%d us, %d bytes)"
           % (median(whole_us), max(alloc_whole)))
     print("bell key edge -> C_BELL executed, via Switches.update + Controller.poll: "
           "%d us median, %d max" % (median(rig.key_polls), max(rig.key_polls)))
