@@ -16,7 +16,7 @@ _REPO = os.path.dirname(os.getcwd())  # the manifest runs in its own folder
 _DEVICE = os.path.join(_REPO, "device")
 if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
-from host_tools.deploy import code_hash  # noqa: E402
+from host_tools.deploy import code_files, code_hash  # noqa: E402
 
 _ID_DIR = os.path.join(_REPO, "build", "frozen_id")
 os.makedirs(_ID_DIR, exist_ok=True)
@@ -25,8 +25,6 @@ with open(os.path.join(_ID_DIR, "frozen_id.py"), "w") as _f:
              "CODE_SHA256 = %r\n" % code_hash(_DEVICE))
 module("frozen_id.py", base_path=_ID_DIR)  # noqa: F821 - manifest API
 
-for _name in sorted(os.listdir(_DEVICE)):
-    if _name.endswith(".py"):
-        module(_name, base_path=_DEVICE)  # noqa: F821
-    elif _name in ("sicbo", "hw"):
-        package(_name, base_path=_DEVICE)  # noqa: F821
+# Exactly the files code_hash covers, so that CODE_SHA256 names this content.
+for _rel, _local in code_files(_DEVICE):
+    module(_rel, base_path=_DEVICE)  # noqa: F821 - "sicbo/round.py" freezes as sicbo.round

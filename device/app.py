@@ -1,15 +1,17 @@
 # The table controller: the pure round machine (sicbo/round.py) on the
 # hardware adapters (hw/), with the journal written before every action.
 #
-#   start()            (shell.start) main.py's entry: files -> hardware -> Controller -> run
-#   Controller         boot (journal replay, resume), poll (one pass of inputs,
-#                      timers, reader), actuators; no asyncio inside, so tests
-#                      drive it with the simulated machine and clock
+#   shell.start()      main.py's entry: appboot.open_table (files, journal
+#                      replay, hardware, resume), then run() here
+#   Controller         replay, poll (one pass of inputs, timers, reader),
+#                      actuators; no asyncio inside, so tests drive it with
+#                      the simulated machine and clock
+#   run()              the asyncio tasks, the watchdog, fault containment
 #
-# Memory: this module is what stays loaded while the table runs. Reading and
-# validating the files and building the adapters (appboot.py, sicbo.board,
-# sicbo.config, sicbo.resume) happen once at start-up, after which
-# unload_boot() drops those modules so that their code leaves the heap.
+# Memory: this module, and everything it imports, is what stays loaded while
+# the table runs; start-up imports it before the journal is replayed, so that
+# no module is loaded for the first time on the heap replay fragments. The
+# file parsers and appboot are dropped once the table runs.
 #
 # Order of every event: the machine decides, its journal records are written
 # and flushed, then its commands reach the hardware. A power cut between the
@@ -18,32 +20,24 @@
 import time
 
 from micropython import const
-from shell import (  # noqa: F401  (app.X names kept for the tests and benches)
-    BOARD_FILE,
-    JOURNAL_DIR,
-    KEY_CONFIRM,
-    TABLE_FILE,
-    Hardware,
-    WallClock,
-    start,
-    unload_boot,
-)
+from shell import WallClock
 
 from hw.switches import EDGE, FAULT, RECOVER
 from sicbo import events as E
-from sicbo import journal, recall, settle
+from sicbo import journal, recall, settle, signals
+from sicbo.logtext import journal_line, message_text
 from sicbo.round import RoundMachine
+from sicbo.texts import STATE_NAMES
 
 POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
 READER_MS = const(20)
 WATCHDOG_FEED_MS = const(500)
 TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
-_DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
+TASKS = ("inputs", "actuators", "reader")  # the watchdog's task ids, in order
 
-# Switch index (sicbo.settings.INPUT_SIGNALS order) -> event on 1, event on 0,
-# sensor id for faults: three bytes per switch. Keys act when pressed;
-# releases mean nothing.
-_SIGNAL_EVENTS = bytes((
+# Switch index (sicbo.signals order) -> event on 1, event on 0, sensor id for
+# faults: three bytes per switch. Keys act when pressed; releases mean nothing.
+SIGNAL_EVENTS = bytes((
     E.EV_COVER_ON, E.EV_COVER_OFF, E.S_COVER,
     E.EV_CLASP_L_ON, E.EV_CLASP_L_OFF, E.S_CLASP_L,
     E.EV_CLASP_R_ON, E.EV_CLASP_R_OFF, E.S_CLASP_R,
@@ -60,9 +54,6 @@ _SIGNAL_EVENTS = bytes((
     E.EV_FACE, 0, E.S_KEYS,
     E.EV_FACE, 0, E.S_KEYS,
 ))
-_FIRST_FACE = const(9)  # index of key_face_1
-_SUPERVISOR = const(4)
-_LEVEL_SIGNALS = const(5)  # cover, clasps, shake, supervisor: levels, not keys
 
 
 class Controller:
@@ -100,19 +91,18 @@ class Controller:
         self.config_id = b""
         self._now = 0
         self._unfed = None  # records written but not yet given to recall
+        self.late_told = False  # a late task has been journaled (watch)
+        self.fault_file = None  # shell.FAULT_FILE once started by shell.start
 
     # ---- boot ----------------------------------------------------------------
 
-    def boot(self, now, config_id=b""):
-        """Replay the journal, then resume with the sensors as they read now.
-        config_id: a few bytes identifying the board and table files; a new
-        one is journaled as a configuration change. (Start-up code: it lives
-        in appboot.py, dropped after boot.)"""
-        import appboot
+    def replay(self, data):
+        """One piece of the journal at boot (appboot.open_table): the round
+        machine and recall apply its records."""
+        self.m.feed(data)
+        self.recall.feed(data)
 
-        appboot.boot(self, now, config_id)
-
-    def _checkpoint(self):
+    def checkpoint(self):
         self._feed_recall()  # the meters count the records being written first
         return recall.checkpoint(self.m, self.recall, self._now, self.wall.seconds(self._now))
 
@@ -128,9 +118,18 @@ class Controller:
         """Give one event to the machine, journal, then act."""
         self.events += 1
         n = self.m.handle(ev, arg, now, self.wall.seconds(now))
-        self._drain(n, now)
+        self.drain(n, now)
 
-    def _drain(self, n, now):
+    def journal_fault(self, stage, kind, detail=0):
+        """A J_FAULT record after the journal's last one (containment: the
+        table resets next, nothing of the round changes)."""
+        m = self.m
+        now = time.ticks_ms()
+        self.store.append(journal.encode(E.J_FAULT, m.seq + 1, m.round, m.boot, now,
+                                         self.wall.seconds(now),
+                                         bytes((stage, kind, detail, 0, 0, 0, 0, 0))))
+
+    def drain(self, n, now):
         m = self.m
         self._now = now
         if m.rec_len:
@@ -167,12 +166,10 @@ class Controller:
                 self.message = cm[k + 1]
                 self.detail = cm[k + 2]
         # After acting: recall and the meters decode the records (allocates;
-        # a rotation inside append() has fed them already, see _checkpoint).
+        # a rotation inside append() has fed them already, see checkpoint).
         self._feed_recall()
         if self.log is not None:
             # After acting: the log is for people and may allocate.
-            from sicbo.logtext import journal_line, message_text
-
             if m.rec_len:
                 for rec in journal.Scanner().scan(m.records()):
                     self.log(journal_line(rec, self.table))
@@ -191,26 +188,27 @@ class Controller:
             kind = ev[0]
             sig = ev[1]
             k = sig * 3
-            on_1 = _SIGNAL_EVENTS[k]
-            on_0 = _SIGNAL_EVENTS[k + 1]
+            on_1 = SIGNAL_EVENTS[k]
+            on_0 = SIGNAL_EVENTS[k + 1]
             if kind == EDGE:
                 if ev[2]:
-                    self.handle(on_1, sig - _FIRST_FACE + 1 if on_1 == E.EV_FACE else 0, now)
+                    self.handle(on_1, sig - signals.KEY_FACE_1 + 1 if on_1 == E.EV_FACE else 0,
+                                now)
                 elif on_0:
                     self.handle(on_0, 0, now)
             elif kind == FAULT:
-                self.handle(E.EV_FAULT, _SIGNAL_EVENTS[k + 2], now)
-            elif kind == RECOVER and sig < _LEVEL_SIGNALS and sig != 3:
+                self.handle(E.EV_FAULT, SIGNAL_EVENTS[k + 2], now)
+            elif kind == RECOVER and sig < signals.LEVELS and sig != signals.SHAKE:
                 # The sensor settled: tell the machine its level now, unless it
                 # has it already (re-stating it would journal a supervisor key
                 # turn, or a cover violation, that never happened).
                 m = self.m
-                if sig == _SUPERVISOR:
+                if sig == signals.SUPERVISOR:
                     known = m.supervisor
-                elif sig == 0:
+                elif sig == signals.COVER:
                     known = m.cover
                 else:
-                    known = m.clasp_l if sig == 1 else m.clasp_r
+                    known = m.clasp_l if sig == signals.CLASP_LEFT else m.clasp_r
                 if ev[2] != known:
                     self.handle(on_1 if ev[2] else on_0, 0, now)
         if self.timer_on and time.ticks_diff(now, self.deadline) >= 0:
@@ -250,13 +248,26 @@ class Controller:
         for i in range(n):
             if rd.feed_byte(self._rx[i]):
                 k = m.reader_dice(rd.round, rd.d1, rd.d2, rd.d3, now, self.wall.seconds(now))
-                self._drain(k, now)
+                self.drain(k, now)
+
+    def watch(self, now):
+        """The watchdog's pass (every WATCHDOG_FEED_MS): the WDT is fed only
+        while every task has reported within its deadline; a late task is
+        named in the journal once (J_FAULT), then the WDT resets the board."""
+        wd = self.hw.watchdog
+        if wd is None:
+            return False
+        late = wd.stalled(now)
+        if late >= 0 and not self.late_told:
+            import shell
+
+            self.late_told = True
+            _fault(self, shell.F_WATCHDOG, RuntimeError("task %s late" % wd.name(late)), late)
+        return wd.feed(now)
 
     # ---- what diag and the host ask -----------------------------------------
 
     def status(self):
-        from sicbo.texts import STATE_NAMES
-
         m = self.m
         return {
             "state": STATE_NAMES[m.state],
@@ -272,8 +283,6 @@ class Controller:
 
 
 def _message(code, detail):
-    from sicbo.logtext import message_text
-
     return message_text(code, detail)
 
 
@@ -286,33 +295,70 @@ def run(ctl):
     asyncio.run(_main(ctl))
 
 
+def _fault(ctl, stage, e, task):
+    """A task died or stopped reporting: shell.record_fault (outputs off,
+    fault lamps, J_FAULT naming the task, the failed-boot count)."""
+    import shell
+
+    b = shell.Boot(ctl.fault_file or shell.FAULT_FILE)
+    b.hw = ctl.hw
+    b.table = ctl.table
+    b.ctl = ctl
+    b.log = ctl.log or print
+    shell.record_fault(b, e, stage, task)
+
+
 async def _main(ctl):
     import asyncio
 
+    import machine
+    import shell
+
     wd = ctl.hw.watchdog
-    ids = []
+    start = time.ticks_ms()
     if wd is not None:
-        now = time.ticks_ms()
-        for name in ("inputs", "actuators", "reader"):
-            ids.append(wd.register(name, TASK_DEADLINE_MS, now))
-    else:
-        ids = [-1, -1, -1]
+        for name in TASKS:
+            wd.register(name, TASK_DEADLINE_MS, start)
+
+    def on_exception(_loop, context):
+        # Second line: a task that died outside every() (there is none today).
+        e = context.get("exception")
+        if isinstance(e, (SystemExit, KeyboardInterrupt)):
+            return  # a reset (or a technician's Ctrl-C) is under way already
+        try:
+            _fault(ctl, shell.F_TASK, e if e is not None else RuntimeError("task"), 255)
+        finally:
+            machine.reset()
+
+    asyncio.get_event_loop().set_exception_handler(on_exception)
 
     async def every(step, task, period_ms):
         # One task of the app: a pass, the watchdog told, then sleep (less
         # when the pass asks to be called sooner, as the solenoid train does).
-        while True:
-            now = time.ticks_ms()
-            wait = step(now)
-            if wd is not None:
-                wd.alive(task, now)
-            await asyncio.sleep_ms(wait if wait is not None and wait < period_ms else period_ms)
+        # A pass that raises: the task is named in the journal, then a reset.
+        try:
+            while True:
+                now = time.ticks_ms()
+                wait = step(now)
+                if wd is not None:
+                    wd.alive(task, now)
+                await asyncio.sleep_ms(wait if wait is not None and wait < period_ms
+                                       else period_ms)
+        except Exception as e:  # noqa: BLE001 - contained: journaled, then reset
+            try:
+                _fault(ctl, shell.F_TASK, e, task)
+            finally:
+                machine.reset()
 
-    asyncio.create_task(every(ctl.poll, ids[0], POLL_MS))
-    asyncio.create_task(every(ctl.actuators, ids[1], POLL_MS))
-    asyncio.create_task(every(ctl.read_reader, ids[2], READER_MS))
+    asyncio.create_task(every(ctl.poll, 0, POLL_MS))
+    asyncio.create_task(every(ctl.actuators, 1, POLL_MS))
+    asyncio.create_task(every(ctl.read_reader, 2, READER_MS))
+    stable = False
     while True:
-        # Fed only while every task has reported alive within its deadline.
-        if wd is not None:
-            wd.feed(time.ticks_ms())
+        now = time.ticks_ms()
+        ctl.watch(now)
+        if not stable and time.ticks_diff(now, start) >= shell.STABLE_MS:
+            stable = True
+            # The table runs: failures are no longer consecutive.
+            shell.clear_failed_boots(ctl.fault_file or shell.FAULT_FILE)
         await asyncio.sleep_ms(WATCHDOG_FEED_MS)

@@ -1,35 +1,21 @@
-# Start-up of the table controller, run once by app.start() and then dropped
+# Start-up of the table controller, run once by shell.start() and then dropped
 # from memory (shell.unload_boot): read and validate the board and table files,
-# build the hardware adapters from the board file, open the journal and boot
-# the Controller. diag and the tests use the same functions.
+# build the hardware adapters from the board file, replay the journal and
+# resume the Controller. diag and the tests use the same functions.
 
 import time
 
 import shell
 from machine import Pin, Timer
-from micropython import const
 
+from hw import inputs
 from hw.bell import Bell
 from hw.lamps import PixelLamps, ShiftLamps
 from hw.solenoid import ShakerMotor, Solenoid
-from hw.switches import Switches
 from hw.watchdog import Watchdog
 from journal_store import JournalStore
-from sicbo import dates, settle
+from sicbo import dates, settle, signals
 from sicbo import events as E
-from sicbo.resume import Replay
-
-_DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
-_PULLS = {"up": Pin.PULL_UP, "down": Pin.PULL_DOWN, "none": None}
-
-
-def input_pin(gpio, pull):
-    # pull=None is the port's "no pull resistor"; the stubs only allow ints.
-    return Pin(gpio, Pin.IN, _PULLS[pull])  # type: ignore[arg-type]
-
-
-def input_pins(board):
-    return [input_pin(p, pull) for _s, p, pull, _inv in board.inputs]
 
 
 def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
@@ -37,10 +23,8 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
     lamp frame size of the table's settlement table."""
     t = board.timings
     hw = shell.Hardware()
-    hw.switches = Switches(input_pins(board), t["debounce_ms"], t["chatter_limit"],
-                           t["chatter_window_ms"],
-                           invert=[inv for _s, _p, _pull, inv in board.inputs],
-                           ticks_ms=ticks_ms)
+    spi = inputs.spi_for(board)  # the lamps' bus, shared with the keys' chain: made first
+    hw.switches = inputs.make_switches(board, ticks_ms, spi)
     out = board.outputs
     if "solenoid" in out:
         timer = Timer(board.timers["solenoid"])
@@ -62,9 +46,6 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
                    t["bell_ms"], ticks_ms=ticks_ms)
     lb = board.lamps
     if lb["bus"] == "hc595":
-        from machine import SPI
-
-        spi = SPI(lb["spi"], baudrate=lb["baudrate"], sck=Pin(lb["sck"]), mosi=Pin(lb["mosi"]))
         # The latch and /OE after the SPI: a Pin made later takes its GPIO back.
         oe = Pin(lb["oe"], Pin.OUT, value=1) if lb["oe"] is not None else None
         hw.lamps = ShiftLamps(spi, Pin(lb["latch"], Pin.OUT, value=0), row_bytes, oe=oe)
@@ -83,9 +64,6 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
 
         hw.watchdog = Watchdog(WDT(timeout=t["watchdog_ms"]), ticks_ms=ticks_ms)
     return hw
-
-
-read_json = shell.read_json
 
 
 def file_digest(*paths):
@@ -107,96 +85,130 @@ def file_digest(*paths):
     return h.digest()[:6]
 
 
-# The file parsers live in shell, so that diag can read the files before it
-# loads anything else; appboot.load is the same function.
-PARSERS = shell.PARSERS
-load = shell.load
-
-
 def recovery_requested(board):
     """The dealer's confirm key held at power-on: do not start the app."""
-    _s, p, pull, inv = board.inputs[shell.KEY_CONFIRM]
-    pin = input_pin(p, pull)
-    return (pin.value() ^ (1 if inv else 0)) == 1
+    return inputs.confirm_held(board)
 
 
-def approval_in_force(cfg, wall_seconds):
-    """False when the RTC says the table's approval is not yet effective."""
-    if wall_seconds is None:
-        return True  # no date known: cannot be checked (a warning is logged)
-    today = wall_seconds // 86400 + _DAY_2000
-    return today >= dates.parse(cfg.approval["effective"])
+def approval_refusal(cfg, wall, m, config_id):
+    """None when the table may run, else the one line saying why not. Fails
+    closed: with the clock unknown (the ESP32's RTC does not survive a power
+    cut), only a journal that shows these very files (config_id) journaled
+    at a known time on or after the effective date lets the table run."""
+    effective = dates.parse(cfg.approval["effective"])
+    if wall is not None:
+        if wall // 86400 + dates.DAY_2000 >= effective:
+            return None
+        return ("table approval %s is effective from %s only: table not started"
+                % (cfg.approval["reference"], cfg.approval["effective"]))
+    known = m.config_wall
+    if bytes(m.config_id) == config_id and known is not None and (
+            known // 86400 + dates.DAY_2000 >= effective):
+        return None
+    return ("RTC not set and the journal does not show table approval %s in force: "
+            "set the clock (sicbo deploy or sicbo diag sets it); table not started"
+            % cfg.approval["reference"])
 
 
-def open_table(board_path, table_path, journal_dir):
-    """app.start()'s start-up: the files, the adapters, the journal and a booted
-    Controller (also app.controller), or None (printed why) when the table
-    must not run: refused files, recovery mode, approval not yet in force."""
+def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
+               ticks_ms=None, log=print, watchdog=True):
+    """Start-up, staged so that its peak heap stays close to the running
+    table's: (1) parse the files, build the settlement table, drop the parsers;
+    (2) the journal's read buffer, then every module the running table needs;
+    (3) the adapters, all off; (4) replay the journal through that one buffer;
+    (5) the approval check, resume, the watchdog. Returns the booted
+    Controller, or None (one line printed) when the table must not run:
+    refused files, recovery mode, approval not in force. Those refusals come
+    before the watchdog is armed. Clock (rtc, ticks_ms), journal folder and
+    log (start-up's lines and the journal's) are arguments, so that tests
+    start the table exactly this way.
+    `boot` (shell.Boot) tracks the stage and what exists, for containment."""
+    import gc
+
     from sicbo.errors import ConfigError
 
+    ticks = ticks_ms if ticks_ms is not None else time.ticks_ms
+    boot.stage = shell.F_FILES
     try:
-        board, cfg = load(board_path, table_path)
+        board, cfg = shell.load(board_path, table_path)
         table = settle.SettlementTable(cfg)
+        config_id = file_digest(board_path, table_path)
     except (OSError, ValueError) as e:
         msg = str(e) if isinstance(e, ConfigError) else "cannot read %s or %s: %r" % (
             board_path, table_path, e)
-        print("sicbo: configuration refused, table not started: " + msg)
+        log("sicbo: configuration refused, table not started: " + msg)
         return None
     finally:
-        shell.unload_boot(PARSERS)  # the lowest heap before the adapters are built
+        shell.unload_boot(shell.PARSERS)  # the lowest heap before the rest loads
+    gc.collect()
+    boot.table = table
     for w in board.warnings:
-        print("sicbo: board warning: " + w)
+        log("sicbo: board warning: " + w)
     if recovery_requested(board):
-        print("sicbo: recovery mode (confirm key held at power-on): app not started")
+        log("sicbo: recovery mode (confirm key held at power-on): app not started")
         return None
-    from machine import RTC
-
-    hw = build_hardware(board, table.row_bytes)
-    hw.all_off()
-    try:
-        import os
-
-        os.mkdir(journal_dir)
-    except OSError:
-        pass  # it exists
+    boot.stage = shell.F_JOURNAL
     store = JournalStore(journal_dir)
-    wall = shell.WallClock(RTC())
-    import app  # here, not at the top: diag uses this module without the app
+    buf = store.read_buffer()  # the one journal buffer, while the heap is whole
+    import app  # every module of the running table, before replay fragments the heap
 
-    ctl = app.Controller(cfg, board, hw, store, wall, table=table)
-    app.controller = ctl
-    now = time.ticks_ms()
+    boot.stage = shell.F_HARDWARE
+    hw = build_hardware(board, table.row_bytes, ticks_ms=ticks_ms, watchdog=False)
+    boot.hw = hw
+    hw.all_off()
+    wall = shell.WallClock(rtc)
+    ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table)
+    boot.stage = shell.F_JOURNAL
+    store.checkpoint = ctl.checkpoint
+    store.boot(ctl.replay, buf)
+    del buf
+    gc.collect()
+    boot.ctl = ctl
+    now = ticks()
     wall.refresh(now)
-    if not approval_in_force(cfg, wall.seconds(now)):
-        print("sicbo: table approval %s is effective from %s only: table not started"
-              % (cfg.approval["reference"], cfg.approval["effective"]))
+    why = approval_refusal(cfg, wall.seconds(now), ctl.m, config_id)
+    if why is not None:
+        log("sicbo: " + why)
+        store.close()
         return None
+    boot.stage = shell.F_RESUME
     if wall.seconds(now) is None:
-        print("sicbo: RTC not set: journal records carry no wall-clock time")
-    ctl.boot(now, file_digest(board_path, table_path))
-    print("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
+        log("sicbo: RTC not set: journal records carry no wall-clock time")
+    resume(ctl, now, cause, config_id)
+    if watchdog:
+        from machine import WDT
+
+        hw.watchdog = Watchdog(WDT(timeout=board.timings["watchdog_ms"]), ticks_ms=ticks_ms)
+    app.controller = ctl
+    log("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
     # The board file's data served start-up only (the adapters are built):
     # its pin map, timings and warnings go back to the heap.
     ctl.board = None
     return ctl
 
 
-def boot(ctl, now, config_id=b""):
-    """Controller.boot: replay the journal, then resume with the sensors as
-    they read now; a new config_id is journaled as a configuration change."""
-    ctl.wall.refresh(now)
-    rp = Replay()
-    store = ctl.store
-    store.checkpoint = ctl._checkpoint
-    store.boot(rp, ctl.recall)
+def resume(ctl, now, cause=0, config_id=b""):
+    """After replay: resume with the sensors as they read now (J_BOOT with the
+    reset cause), then journal a new config_id as a configuration change."""
+    import app
+
     sw = ctl.hw.switches
     sw.update(now)
     while sw.pop(ctl._ev):
         pass  # levels are what counts at boot, not how they got there
+    faulted = 0  # but an input faulted already (a broken key chain) raises its alarm
+    for i in range(signals.COUNT):
+        if sw.faulted(i):
+            faulted |= 1 << app.SIGNAL_EVENTS[3 * i + 2]
     m = ctl.m
     wall = ctl.wall.seconds(now)
-    n = m.resume(rp, now, wall, sw.level(0), sw.level(1), sw.level(2), sw.level(4))
-    ctl._drain(n, now)
+    n = m.resume(now, wall, sw.level(signals.COVER), sw.level(signals.CLASP_LEFT),
+                 sw.level(signals.CLASP_RIGHT), sw.level(signals.SUPERVISOR), cause)
+    ctl.drain(n, now)
+    for sensor in range(16):
+        if faulted >> sensor & 1:
+            ctl.handle(E.EV_FAULT, sensor, now)
+    store = ctl.store
     if len(store.segs) > store.max_files:
         # Each boot opens a segment and only rotation deletes: a board that
         # keeps resetting (a boot loop) would grow its journal, and the list
@@ -204,10 +216,7 @@ def boot(ctl, now, config_id=b""):
         # heads the new segment, then the oldest go. Not at every boot, which
         # would spend a checkpoint on every reset (each sicbo diag is one).
         store.rotate(m.open_seq)
-    if config_id and bytes(rp.config_id) != config_id:
-        m._begin(now, wall)
-        c = config_id
-        m._rec(E.J_CONFIG, c[0], c[1], c[2], c[3], c[4], c[5])
-        ctl._drain(0, now)
+    if config_id:
+        ctl.drain(m.set_config(now, wall, config_id), now)
     ctl.config_id = config_id
     ctl.booted = True

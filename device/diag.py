@@ -11,7 +11,6 @@
 # 80-column terminal.
 
 import gc
-import os
 import time
 
 import shell
@@ -47,20 +46,21 @@ class _Context:
         return self._table
 
     def replay(self, with_recall=True):
-        """(Replay, Recall or None) rebuilt from the journal, read only."""
+        """(RoundMachine, Recall or None) rebuilt from the journal, read only:
+        the state the app would resume in, through the machine's own replay."""
         from journal_store import JournalStore
-        from sicbo import journal as jfmt
         from sicbo import recall as recallmod
+        from sicbo.round import RoundMachine
 
-        rp = jfmt.Replay()
+        m = RoundMachine(self.cfg, self.table())
         rc = recallmod.Recall(self.table()) if with_recall else None
         store = JournalStore(self.journal_dir)
         for data in store.read_all():
-            rp.feed(data)
+            m.feed(data)
             if rc is not None:
                 rc.feed(data)
         store.close()
-        return rp, rc
+        return m, rc
 
     def hardware(self):
         if self.hw is None:
@@ -75,11 +75,12 @@ class _Context:
         """Journal one J_DIAG record after the journal's last one."""
         from journal_store import JournalStore
         from sicbo import journal as jfmt
+        from sicbo.round import RoundMachine
 
-        rp = jfmt.Replay()
+        rp = RoundMachine(self.cfg, self.table())
         if self.store is None:
             self.store = JournalStore(self.journal_dir)
-            self.store.boot(rp)  # reads every segment, opens a new one
+            self.store.boot(rp.feed)  # reads every segment, opens a new one
         else:
             for data in self.store.read_all():
                 rp.feed(data)
@@ -119,7 +120,8 @@ def help():
             ("bell()", "one test ring (same conditions)"),
             ("recall(n=10)", "the last n rounds: dice, winning areas, voids"),
             ("meters()", "rounds, voids, alarms, violations, wins per area"),
-            ("journal(n=20)", "the last n journal records")):
+            ("journal(n=20)", "the last n journal records"),
+            ("clear_fault()", "forget the failed boots (out of service), then machine.reset()")):
         print("  diag.%-14s %s" % (name, what))
 
 
@@ -130,10 +132,38 @@ def _manifest():
         return None
 
 
+def _code():
+    """How the firmware's code is installed, and its hash."""
+    try:
+        import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
+
+        return "frozen firmware, code sha256 %s" % frozen_id.CODE_SHA256[:16]
+    except ImportError:
+        man = _manifest()
+        h = man.get("code_sha256") if man is not None else None
+        return "deployed files, code sha256 %s" % (h[:16] if h else "unknown")
+
+
+_STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
+
+
+def clear_fault():
+    """Forget the failed boots: the next reset starts the table again."""
+    shell.clear_failed_boots()
+    print("failed boots cleared: machine.reset() starts the table")
+
+
 def status():
     from journal_store import JournalStore
     from sicbo import logtext, texts
 
+    n, text = shell.failed_boots()
+    if n:
+        print("FAULT     %d failed boot%s in a row%s; last: %s" % (
+            n, "" if n == 1 else "s",
+            " - OUT OF SERVICE" if n >= shell.MAX_FAILED_BOOTS else "", text))
+        print("          mend the cause (journal, files), then diag.clear_fault(); "
+              "machine.reset()")
     c = _c()
     rp, _rc = c.replay(with_recall=False)
     print("table     %s (edition %d, approval %s)" % (c.cfg.name, c.cfg.edition,
@@ -156,6 +186,7 @@ def status():
         _word(sw.level(0), "on", "off"), _word(sw.level(1), "fastened", "open"),
         _word(sw.level(2), "fastened", "open"), _word(sw.level(4), "on", "off")))
     man = _manifest()
+    print("code      " + _code())
     if man is not None:
         files = man.get("files", {})
         print("firmware  %s  revision %s" % (man.get("firmware", "?"), man.get("revision", "?")))
@@ -194,20 +225,18 @@ def _settle(sw, ms=None):
 
 
 def sensors():
-    c = _c()
-    hw = c.hardware()
-    sw = hw.switches
-    import appboot
+    from hw.inputs import where
 
-    pins = appboot.input_pins(c.board)
+    c = _c()
+    sw = c.hardware().switches
     _settle(sw)
-    print("%-12s %5s %4s %9s  %s" % ("signal", "gpio", "raw", "debounced", "state"))
+    print("%-12s %-12s %4s %9s  %s" % ("signal", "wired to", "raw", "debounced", "state"))
     for i in range(len(c.board.inputs)):
-        name, gpio, _pull, inv = c.board.inputs[i]
-        raw = pins[i].value()
+        name, _gpio, _pull, inv = c.board.inputs[i]
+        raw = sw.raw(i)
         level = raw ^ (1 if inv else 0)
-        state = "FAULT (chatter)" if sw.faulted(i) else ""
-        print("%-12s %5d %4d %9d  %s" % (name, gpio, raw, sw.level(i), state))
+        state = "FAULT" if sw.faulted(i) else ""
+        print("%-12s %-12s %4d %9d  %s" % (name, where(c.board, i), raw, sw.level(i), state))
         if level != sw.level(i) and not state:
             print("%-12s       raw and debounced differ: bouncing or changing now" % "")
 
@@ -366,7 +395,27 @@ def journal(n=20):
         print("journal is empty")
 
 
-def journal_files():
-    """Names of the journal segments, for `sicbo diag --pull-journal`."""
-    c = _c()
-    return sorted(x for x in os.listdir(c.journal_dir) if x.endswith(".log"))
+def dump_journal():
+    """Every journal segment, oldest first, for `sicbo diag --pull-journal`
+    and `--svg`: "SICBO-SEG <name repr> <hex>" per 192 bytes, then
+    "SICBO-SEGS <names repr>". Reads the files only: it works when the
+    configuration is refused or the board is out of service."""
+    import binascii
+    import os
+
+    d = _ctx.journal_dir if _ctx is not None else shell.JOURNAL_DIR
+    try:
+        names = sorted(n for n in os.listdir(d) if n.endswith(".log"))
+    except OSError:
+        names = []
+    buf = bytearray(192)
+    mv = memoryview(buf)
+    for n in names:
+        with open(d + "/" + n, "rb") as f:
+            while True:
+                k = f.readinto(buf)
+                if not k:
+                    break
+                print("SICBO-SEG", repr(n),
+                      binascii.hexlify(mv[:k]).decode())  # type: ignore[arg-type]
+    print("SICBO-SEGS", repr(names))

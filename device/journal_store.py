@@ -17,6 +17,11 @@
 
 import os
 
+from micropython import const
+
+from sicbo.journal import MAX_LEN, valid_at
+
+_MAX_APPEND = const(1024)  # one append never passes segment_bytes by more
 _PREFIX = "j"
 _SUFFIX = ".log"
 
@@ -33,13 +38,24 @@ def _number(name):
     return int(digits)
 
 
-def _first_seq(data):
-    """Sequence number of the first valid record in data, 0 if none."""
-    from sicbo.journal import Scanner
-
-    for rec in Scanner().scan(data):
-        return rec.seq
-    return 0
+def _boundary(buf, have, eof):
+    """(end, first_seq): where the bytes buf[:have] stop being whole records
+    (the rest may be a record cut by the end of the window), and the sequence
+    number of the first valid record (0 if none). At eof everything counts."""
+    off = 0
+    first = 0
+    while off < have:
+        n = valid_at(buf, off, have)
+        if n:
+            if not first:
+                first = buf[off + 4] | (buf[off + 5] << 8) | (buf[off + 6] << 16) | (
+                    buf[off + 7] << 24)
+            off += n
+        elif not eof and have - off < MAX_LEN:
+            break  # possibly a record that continues past the window
+        else:
+            off += 1  # damage: the scanners count it
+    return off, first
 
 
 class JournalStore:
@@ -73,37 +89,70 @@ class JournalStore:
     def path(self, n):
         return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
 
-    def read_segment(self, n):
+    def read_buffer(self):
+        """The one buffer the journal is read through: a whole segment of this
+        store and one record more (one append may pass segment_bytes).
+        Allocate it early, before the heap is fragmented."""
+        return bytearray(self.segment_bytes + _MAX_APPEND)
+
+    def pieces(self, n, buf):
+        """Yield memoryviews of segment n's bytes read into buf, each ending
+        on a record boundary (a larger file comes in several windows), so
+        that nothing grows while a boot reads its journal."""
+        mv = memoryview(buf)
+        size = len(buf)
+        have = 0
+        seg = None
+        for s in self.segs:
+            if s[0] == n:
+                seg = s
         try:
-            with open(self.path(n), "rb") as f:
-                return f.read()
+            f = open(self.path(n), "rb")
         except OSError:
-            return b""
+            return  # gone: only rotation deletes, and it lists what it keeps
+        with f:
+            while True:
+                got = f.readinto(mv[have:]) if have < size else 0
+                eof = not got and have < size
+                have += got or 0
+                if not eof and have < size:
+                    continue
+                end, first = _boundary(buf, have, eof)
+                if seg is not None and seg[1] < 0:
+                    seg[1] = first
+                if end == 0 and not eof:
+                    end = have  # no record fits: damage, let the scanners count it
+                yield mv[:end]
+                if eof:
+                    return
+                rest = have - end
+                if rest:
+                    mv[0:rest] = buf[end:have]  # at most MAX_LEN bytes
+                have = rest
+
+    def read_all(self, buf=None):
+        """Yield the bytes of every segment, oldest first, as memoryviews of
+        one buffer (valid until the next step): diag, recall, tests."""
+        if buf is None:
+            buf = self.read_buffer()
+        for s in self.segs:
+            for piece in self.pieces(s[0], buf):
+                yield piece
 
     def segments(self):
         """Segment numbers, oldest first."""
         return [s[0] for s in self.segs]
 
-    def read_all(self):
-        """Yield the bytes of every segment, oldest first (boot, recall)."""
-        for s in self.segs:
-            data = self.read_segment(s[0])
-            if s[1] < 0:
-                s[1] = _first_seq(data)
-            yield data
-
-    def boot(self, replay, recall=None):
-        """Feed every segment to a journal.Replay (and a recall.Recall, if
-        given) in order, then open a new segment for this boot's records."""
-        for data in self.read_all():
-            replay.feed(data)
-            if recall is not None:
-                recall.feed(data)
+    def boot(self, feed, buf=None):
+        """Give every segment's bytes, oldest first, to feed(memoryview) (the
+        round machine and recall), then open a new segment for this boot's
+        records. buf: the read buffer (read_buffer()), allocated early."""
+        for piece in self.read_all(buf):
+            feed(piece)
         # No pruning here: only rotation deletes, right after it has written a
         # checkpoint (the meters of what goes) at the head of the new segment.
         # A boot, or diag opening the journal to add a record, deletes nothing.
         self._open_new()
-        return replay
 
     def _open_new(self, first=b""):
         if self.f is not None:
@@ -161,7 +210,12 @@ class JournalStore:
         while (total > budget or len(segs) > self.max_files) and newest > 0:
             nxt = segs[1]
             if nxt[1] < 0:
-                nxt[1] = _first_seq(self.read_segment(nxt[0]))
+                # Not read at boot (a store opened without boot()): its first
+                # record, through a small window, never a whole-file read.
+                g = self.pieces(nxt[0], bytearray(MAX_LEN))
+                for _piece in g:
+                    break
+                g.close()
             # All of segs[0]'s records come before nxt's first one: deletable
             # unless the unfinished round started inside segs[0].
             if keep_seq and (nxt[1] <= 0 or nxt[1] > keep_seq):

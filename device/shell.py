@@ -14,12 +14,11 @@ from sicbo import dates
 BOARD_FILE = "/board.json"
 TABLE_FILE = "/table.json"
 JOURNAL_DIR = "/journal"
-KEY_CONFIRM = const(8)  # switch index of key_confirm (sicbo.settings.INPUT_SIGNALS)
 _RTC_VALID_YEAR = const(2025)  # an RTC before this year was never set
-_DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01
 
 # Start-up only: dropped by unload_boot() once the table runs.
-BOOT_MODULES = ("appboot", "sicbo.board", "sicbo.config", "sicbo.resume", "sicbo.areas")
+BOOT_MODULES = ("appboot", "sicbo.board", "sicbo.config", "sicbo.areas", "sicbo.errors",
+                "hw.inputs")
 
 
 class Hardware:
@@ -61,7 +60,7 @@ class WallClock:
         if y < _RTC_VALID_YEAR:
             self._base = None
             return
-        days = dates.days_from_civil(y, mo, d) - _DAY_2000
+        days = dates.days_from_civil(y, mo, d) - dates.DAY_2000
         self._base = days * 86400 + h * 3600 + mi * 60 + s
         self._base_ticks = now
 
@@ -116,19 +115,176 @@ def load(board_path=BOARD_FILE, table_path=TABLE_FILE):
     return board, cfg
 
 
-def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR):
-    """main.py's entry. Returns (to the REPL) on a refused configuration or in
-    recovery mode, with every actuator off; otherwise runs the table. The files
-    are parsed before the controller's code is loaded: the lowest peak."""
+# ---- containment -------------------------------------------------------------
+# Any exception that escapes start-up or a task ends here: every actuator off,
+# the fault pattern on the lamps, a best-effort journal record and a line in
+# FAULT_FILE (what failed, where), then a deliberate reset. FAULT_FILE counts
+# consecutive failed boots across resets; after MAX_FAILED_BOOTS the board
+# stays out of service at the REPL instead of resetting forever. The app
+# clears it once the table has run for STABLE_MS.
+
+FAULT_FILE = "/fault.txt"
+# Where a fault happened (J_FAULT p0; diag.status names them).
+F_FILES = const(1)  # reading and checking the board and table files
+F_JOURNAL = const(2)  # opening and replaying the journal
+F_HARDWARE = const(3)  # building the adapters
+F_RESUME = const(4)  # resuming the round, the configuration record
+F_TASK = const(5)  # a task of the running table died (p2: which)
+F_WATCHDOG = const(6)  # a task stopped reporting (p2: which); the WDT resets
+F_START = const(7)  # anything else before the table ran
+MAX_FAILED_BOOTS = const(3)
+STABLE_MS = const(60000)
+
+
+class Boot:
+    """What start-up has made so far, for containment: the stage it is in
+    (F_* of sicbo.events) and the objects that exist."""
+
+    def __init__(self, fault_file=FAULT_FILE):
+        self.fault_file = fault_file
+        self.log = print
+        self.stage = F_START
+        self.hw = None
+        self.table = None
+        self.ctl = None  # once the journal has been replayed: it may add a record
+
+
+def failed_boots(path=FAULT_FILE):
+    """(count, text) of the consecutive failed boots, (0, "") if none."""
+    try:
+        with open(path) as f:
+            n = int(f.readline())
+            return n, f.readline().strip()
+    except (OSError, ValueError):
+        return 0, ""
+
+
+def clear_failed_boots(path=FAULT_FILE):
+    import os
+
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def fault_kind(e):
+    """F_KIND_* of sicbo.events for an exception (no allocation)."""
+    if isinstance(e, MemoryError):
+        return 1
+    if isinstance(e, OSError):
+        return 2
+    if isinstance(e, ValueError):
+        return 3
+    return 4
+
+
+def record_fault(boot, e, stage, detail=0):
+    """Best effort, each step on its own: outputs off and the fault lamps,
+    the fault counted in FAULT_FILE, a journal record. Returns the count of
+    failed boots including this one."""
+    hw = boot.hw
+    if hw is not None:
+        try:
+            hw.all_off()
+        except Exception:  # noqa: BLE001 - a fault must never stop containment
+            pass
+        fault_lamps(hw, boot.table)
+    n, _text = failed_boots(boot.fault_file)
+    n += 1
+    try:
+        with open(boot.fault_file, "w") as f:
+            f.write("%d\nstage %d: %s %s\n" % (n, stage, type(e).__name__, e))
+    except Exception:  # noqa: BLE001
+        pass
+    ctl = boot.ctl
+    if ctl is not None:
+        try:
+            ctl.journal_fault(stage, fault_kind(e), detail)
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        boot.log("sicbo: FAULT in stage %d: %s %s" % (stage, type(e).__name__, e))
+    except Exception:  # noqa: BLE001
+        pass
+    return n
+
+
+def fault_lamps(hw, table):
+    """Every status lamp lit and every area dark: a pattern no round shows
+    (PLACE_BETS and PAYING are never lit together), so no dealer can take it
+    for a result. With no status lamp wired, every lamp dark."""
+    lamps = hw.lamps
+    if lamps is None:
+        return
+    try:
+        n = table.row_bytes if table is not None else 0
+        frame = bytearray(n)
+        if table is not None:
+            from sicbo.settle import set_channel
+
+            for ch in table.status_channel.values():
+                set_channel(frame, ch, 1)
+        lamps.write(frame)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def out_of_service(n, text, log=print):
+    log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off."
+          % (n, text))
+    log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
+          "machine.reset()")
+
+
+def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR, log=print,
+          ticks_ms=None, fault_file=FAULT_FILE):
+    """main.py's entry. Returns (to the REPL) on a refused configuration, in
+    recovery mode or out of service, with every actuator off and the watchdog
+    never armed; otherwise runs the table until a fault, which is contained
+    (record_fault) and ends in a reset. Ctrl-C (a technician, mpremote) stops
+    the table without a reset. log and ticks_ms: as appboot.open_table."""
+    import machine
+
+    boot = Boot(fault_file)
+    boot.log = log
+    n, text = failed_boots(fault_file)
+    if n >= MAX_FAILED_BOOTS:
+        out_of_service(n, text, log)
+        _out_of_service_lamps(board_path, table_path, boot, log)
+        return None
+    try:
+        return _run(boot, board_path, table_path, journal_dir, log, ticks_ms)
+    except KeyboardInterrupt:
+        if boot.hw is not None:
+            boot.hw.all_off()
+        raise
+    except BaseException as e:  # noqa: BLE001 - contain everything, then reset
+        try:
+            record_fault(boot, e, boot.stage)
+        finally:
+            # Always a reset, even for the last allowed failure: the next boot
+            # finds the count and stays out of service with no watchdog armed
+            # (an armed machine.WDT cannot be stopped).
+            machine.reset()
+    return None
+
+
+def _run(boot, board_path, table_path, journal_dir, log, ticks_ms):
     import gc
+
+    import machine
 
     import appboot
 
-    ctl = appboot.open_table(board_path, table_path, journal_dir)
+    ctl = appboot.open_table(boot, board_path, table_path, journal_dir,
+                             cause=machine.reset_cause(), rtc=machine.RTC(),
+                             ticks_ms=ticks_ms, log=log)
     del appboot
     unload_boot()
     if ctl is None:
         return None
+    ctl.fault_file = boot.fault_file
     import app
 
     gc.collect()
@@ -138,3 +294,20 @@ def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR)
         ctl.hw.all_off()
         ctl.store.close()
     return ctl
+
+
+def _out_of_service_lamps(board_path, table_path, boot, log):
+    """Light the fault pattern if the files still allow it; outputs stay off."""
+    try:
+        import appboot
+
+        board, cfg = load(board_path, table_path)
+        from sicbo.settle import SettlementTable
+
+        table = SettlementTable(cfg)
+        unload_boot(PARSERS)
+        boot.hw = appboot.build_hardware(board, table.row_bytes, watchdog=False)
+        boot.hw.all_off()
+        fault_lamps(boot.hw, table)
+    except Exception as e:  # noqa: BLE001
+        log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))

@@ -56,3 +56,8 @@ def install():
                      ("sleep_us", lambda us: time.sleep(us / 1_000_000))):
         if not hasattr(time, name):
             setattr(time, name, fn)
+    import asyncio
+
+    if not hasattr(asyncio, "sleep_ms"):
+        # MicroPython's asyncio.sleep_ms, for the app's tasks run under pytest.
+        asyncio.sleep_ms = lambda ms: asyncio.sleep(ms / 1000)  # type: ignore[attr-defined]

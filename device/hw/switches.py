@@ -221,5 +221,10 @@ class Switches:
     def faulted(self, i):
         return self._fault[i] == 1
 
+    def raw(self, i):
+        """Input i's pin as read now (or at the key chain's last sample),
+        before inversion and debounce: diag."""
+        return self._pins[i].value()
+
     def count(self):
         return self._n

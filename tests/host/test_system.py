@@ -181,8 +181,9 @@ def test_journal_pulled_and_read_on_the_host(table, capsys, tmp_path):
     assert rounds[1]["dice"] == [1, 1, 2] and rounds[1]["status"] == "paid"
     # deploy set the board's clock, and it survived the reset: a wall time.
     assert rounds[1]["started"]["wall"].startswith(time.strftime("%Y-", time.gmtime()))
-    diags = [line for line in data["records_listed"]]
-    assert diags == []  # --records not asked
+    listed = data["records_listed"]
+    assert listed and all("type" in r and "seq" in r for r in listed)
+    assert any(r["type"] == "result" and r["round"] == 1 for r in listed), listed[:3]
 
 
 def test_power_cut_mid_round_is_recovered(table, capsys):

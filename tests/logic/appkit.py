@@ -2,12 +2,12 @@
 # portable tests: a board wired like board_config/boards/virtual.json, a small
 # 2004 table, a journal in a fresh folder under /tmp, and a manual clock that
 # the rig advances in POLL_MS steps, polling as the app's tasks would.
+import json
 import os
 
 import machine
 
 import app
-from journal_store import JournalStore
 from sicbo import events as E
 from sicbo import settle
 
@@ -73,55 +73,60 @@ def fresh_folder():
     return path
 
 
-_default = []  # [(Board, TableConfig, SettlementTable)] of the default files, made once
+def write_files(folder, board=None, table=None):
+    """board.json and table.json in folder (the defaults unless given)."""
+    for name, data in (("board.json", board or board_dict()),
+                       ("table.json", table or table_dict())):
+        with open(folder + "/" + name, "w") as f:
+            json.dump(data, f)
 
 
-def _configuration(board, table):
-    """(Board, TableConfig, SettlementTable). The default files are parsed
-    once per process and shared by every Table (none of them changes
-    them), so that a test holds one copy; the parsers are dropped after."""
-    if board is None and table is None and _default:
-        return _default[0]
-    from sicbo import board as boardfile
-    from sicbo import config
-
-    b = boardfile.parse_board(board or board_dict())
-    c = config.parse_table(table or table_dict())
-    conf = (b, c, settle.SettlementTable(c))
-    del boardfile, config
-    app.unload_boot(("sicbo.board", "sicbo.config", "sicbo.areas"))
-    if board is None and table is None:
-        _default.append(conf)
-    return conf
+RTC_NOW = (2026, 11, 30, 0, 12, 0, 0, 0)  # after the test table's effective date
 
 
 class Table:
-    """A table: the sim board with the cover off, clasps open, keys up."""
+    """A table started as main.py starts one (appboot.open_table: files,
+    journal replay, hardware, resume), on the sim board with the cover off,
+    clasps open, keys up, and the RTC set."""
 
-    def __init__(self, folder=None, board=None, table=None, reset=True, config_id=b""):
+    def __init__(self, folder=None, board=None, table=None, reset=True, rtc=RTC_NOW,
+                 expect_refusal=False, held=()):
         if reset:
             machine.sim_reset(ticks=1000)
+            if rtc is not None:
+                machine.RTC().datetime(rtc)
         self.folder = folder or fresh_folder()
-        # Start-up as app.start() does it: the parsers and appboot are loaded
-        # for it, then dropped (app.unload_boot), as on the board.
-        import appboot
-
-        self.board, self.cfg, st = _configuration(board, table)
+        if board is not None or table is not None or reset:
+            write_files(self.folder, board, table)
         if reset:
             for name in INPUTS:
-                self.set(name, 0)
-        machine.sim_attach_595(2, LATCH, st.row_bytes)
-        self.hw = appboot.build_hardware(self.board, st.row_bytes,
-                                         ticks_ms=machine.sim_ticks_ms)
-        self.store = JournalStore(self.folder)
+                self.set(name, 1 if name in held else 0)
+        with open(self.folder + "/table.json") as f:
+            lamps = len(json.load(f)["lamp_order"])
+        machine.sim_attach_595(2, LATCH, (lamps + 7) >> 3)
+        import shell
+
+        import appboot
+
+        self.boot = shell.Boot()
         self.log = []
-        self.ctl = app.Controller(self.cfg, self.board, self.hw, self.store,
-                                  log=self.log.append, table=st)
-        self.table = st
-        self.m = self.ctl.m
-        self.ctl.boot(machine.sim_ticks_ms(), config_id)
+        self.printed = []
+        self.ctl = appboot.open_table(
+            self.boot, self.folder + "/board.json", self.folder + "/table.json", self.folder,
+            cause=machine.reset_cause(), rtc=machine.RTC(), ticks_ms=machine.sim_ticks_ms,
+            log=self.log.append)
         del appboot
-        app.unload_boot()
+        shell.unload_boot()
+        if self.ctl is None:
+            assert expect_refusal, "the table did not start: %r" % self.log
+            self.hw = self.store = self.m = self.cfg = self.table = None
+            return
+        assert not expect_refusal, "the table started"
+        self.hw = self.ctl.hw
+        self.store = self.ctl.store
+        self.cfg = self.ctl.cfg
+        self.table = self.ctl.table
+        self.m = self.ctl.m
 
     def now(self):
         return machine.sim_ticks_ms()
@@ -207,13 +212,14 @@ class Table:
         return [r.type for r in self.journal()]
 
     def close(self):
-        self.store.close()
+        if self.store is not None:
+            self.store.close()
 
 
 def reboot(t, **kw):
-    """Power cut and restart on the same journal (the table keeps its state).
-    The old controller is gone, as after a real power cut: `t` keeps only its
-    folder and files."""
+    """Power cut and restart on the same journal and files (the table keeps
+    its state). The old controller is gone, as after a real power cut: `t`
+    keeps only its folder and files."""
     t.close()
     t.ctl = t.m = t.hw = t.store = None
     return Table(folder=t.folder, reset=False, **kw)

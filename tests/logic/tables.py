@@ -6,7 +6,7 @@ STATUS = ["PLACE_BETS", "ALARM", "VOID", "PAYING"]
 
 
 def table_dict(edition=2004, offered=None, **changes):
-    codes = list(areas.CODES[:areas.area_count(edition)])
+    codes = list(areas.codes(areas.area_count(edition)))
     offered = codes if offered is None else offered
     t = {
         "name": "test table %d" % edition,

@@ -8,14 +8,20 @@
 # has been still for the chatter window it works again. A bounce shorter than
 # the debounce time, below the chatter limit, is no event at all.
 import machine
-from appkit import Table
+from appkit import SOLENOID, Table
 
 import app
 from sicbo import events as E
-from sicbo.settings import INPUT_SIGNALS
+from sicbo import signals as S
+from sicbo.signals import INPUT_SIGNALS
 
-# Sensor id of each input's fault (app._SIGNAL_EVENTS), INPUT_SIGNALS order.
-SENSOR = (E.S_COVER, E.S_CLASP_L, E.S_CLASP_R, E.S_SHAKE, E.S_SUPERVISOR) + (E.S_KEYS,) * 10
+# Sensor id of each input's fault (app._SIGNAL_EVENTS), by signal index.
+SENSOR = [E.S_KEYS] * S.COUNT
+SENSOR[S.COVER] = E.S_COVER
+SENSOR[S.CLASP_LEFT] = E.S_CLASP_L
+SENSOR[S.CLASP_RIGHT] = E.S_CLASP_R
+SENSOR[S.SHAKE] = E.S_SHAKE
+SENSOR[S.SUPERVISOR] = E.S_SUPERVISOR
 STATES = ("idle", "shaking", "open", "closed", "result", "paying")
 DEBOUNCE = 20  # appkit's board: debounce_ms, chatter_limit, chatter_window_ms
 LIMIT = 10
@@ -177,8 +183,8 @@ def check_chatter(t, st, i):
     clear_faults(t)
 
 
-def app_solenoid_pin(t):
-    return t.board.outputs["solenoid"]
+def app_solenoid_pin(_t):
+    return SOLENOID
 
 
 def test_chatter_of_every_input_in_every_state():
@@ -218,8 +224,8 @@ def test_two_inputs_chattering_raise_two_alarms_and_the_keys_work_after():
     t = tap(Table())
     to_state(t, "result")
     seq = last_seq(t)
-    face1 = INPUT_SIGNALS.index("key_face_1")
-    face4 = INPUT_SIGNALS.index("key_face_4")
+    face1 = S.KEY_FACE_1
+    face4 = S.KEY_FACE_1 + 3
     for k in range(3 * LIMIT):
         lv = 1 if k % 2 == 0 else 0
         t.set("key_face_1", lv)
@@ -245,7 +251,7 @@ def test_two_inputs_chattering_raise_two_alarms_and_the_keys_work_after():
 def test_a_fault_blocks_the_next_shake_until_the_supervisor_acknowledges():
     t = tap(Table())
     to_state(t, "open")
-    bounce(t, INPUT_SIGNALS.index("clasp_left"), 3 * LIMIT, 2)
+    bounce(t, S.CLASP_LEFT, 3 * LIMIT, 2)
     assert t.state() == E.ST_IDLE
     t.run(WINDOW + 50)
     t.press("shake")

@@ -28,7 +28,7 @@ def test_unknown_area_refused():
 
 
 def test_area_not_in_edition_refused():
-    offered = list(areas.CODES[:29]) + ["ODD"]
+    offered = list(areas.codes(29)) + ["ODD"]
     e = refusal(table_dict(2003, offered=offered))
     assert e.field == "offered[29]" and "not in the 2003 edition" in e.message
 

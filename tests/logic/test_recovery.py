@@ -51,17 +51,17 @@ def _cut_and_boot(cfg, m, data, cut):
     table = m.table
     recs = journal.records(data[:cut])
     before, completed = _model(recs)
-    rp = journal.Replay()
-    rp.feed(data[:cut])
-    assert rp.state == before
     m.__init__(cfg, table=table)  # a fresh machine, as after a reboot
+    m.feed(data[:cut])
+    assert m.state == before
+    replayed = m.seq
     cover = 1 if before in (E.ST_SHAKING, E.ST_OPEN, E.ST_CLOSED) else 0
-    n = m.resume(rp, 777, None, cover, 1, 1, 0)
+    n = m.resume(777, None, cover, 1, 1, 0)
     boot = bytes(m.records())
     cmds = m.commands()
     assert len(cmds) == n and (E.C_LAMPS, 0, 0, 0) in cmds
     new = journal.records(boot)
-    assert new[0].type == E.J_BOOT and new[0].seq == rp.seq + 1
+    assert new[0].type == E.J_BOOT and new[0].seq == replayed + 1
     types = [x.type for x in new]
     assert E.J_RESULT not in types and E.J_PAYOUT not in types  # never settled again
     # The state resumed in is a valid one for what was cut.
@@ -115,7 +115,7 @@ def _finish_and_continue(m, data, boot):
         if rec.type == E.J_PAYOUT:
             payouts[rec.round] = payouts.get(rec.round, 0) + 1
     assert max(results.values()) == 1 and max(payouts.values()) == 1
-    rp = journal.Replay()
+    rp = RoundMachine(m.cfg, m.table)
     rp.feed(bytes(r.journal))
     assert rp.state == E.ST_IDLE and rp.round == m.round and rp.seq == m.seq
 
@@ -146,11 +146,10 @@ def test_power_cut_at_every_byte_of_the_last_rounds_keep_open():
 def test_keep_open_with_cover_lifted_during_the_cut_is_tamper():
     r = Rig(make_cfg(resume_policy="keep_open"))
     r.to_open()
-    rp = journal.Replay()
-    rp.feed(bytes(r.journal))
     m = r.m
     m.__init__(r.cfg, table=m.table)
-    m.resume(rp, 5, None, 0, 1, 1, 0)
+    m.feed(bytes(r.journal))
+    m.resume(5, None, 0, 1, 1, 0)
     types = [x.type for x in journal.records(bytes(m.records()))]
     assert types == [E.J_BOOT, E.J_ALARM, E.J_VOID] and m.state == E.ST_IDLE
 
@@ -159,10 +158,9 @@ def test_paying_round_comes_back_paying_with_lamps_lit():
     r = Rig()
     r.to_result()
     r.enter(4, 4, 4)
-    rp = journal.Replay()
-    rp.feed(bytes(r.journal))
     m = RoundMachine(r.cfg)
-    m.resume(rp, 5, None, 0, 0, 0, 0)
+    m.feed(bytes(r.journal))
+    m.resume(5, None, 0, 0, 0, 0)
     assert m.state == E.ST_PAYING and bytes(m.frame) == bytes(r.m.frame)
     assert m.boot == 1 and m.round == 1
 
@@ -172,10 +170,9 @@ def test_boot_count_and_round_ids_increase_across_reboots():
     r.round(1, 2, 3)
     data = bytes(r.journal)
     for boot in range(1, 4):
-        rp = journal.Replay()
-        rp.feed(data)
         m = RoundMachine(r.cfg)
-        m.resume(rp, 5, None, 1, 1, 1, 0)
+        m.feed(data)
+        m.resume(5, None, 1, 1, 1, 0)
         assert m.boot == boot
         data += bytes(m.records())
         r2 = Rig(r.cfg)

@@ -1,0 +1,238 @@
+# mprun-heap: controller
+# Start-up as main.py runs it (appboot.open_table, shell.start) on the
+# simulated board: every refusal before the watchdog is armed, the approval
+# check that fails closed without a clock, and fault containment at each
+# stage of the boot and in a running task (docs/design.md, Faults).
+import json
+import os
+
+import machine
+import shell
+from appkit import BELL, SOLENOID, Table, fresh_folder, table_dict, write_files
+
+import app
+from sicbo import events as E
+from sicbo import journal
+
+EFFECTIVE = (2026, 11, 5)  # appkit's table: approval effective 2026-11-05
+
+
+def no_watchdog_reset(ms=20000):
+    """Time passes with nobody feeding: no reset means no watchdog armed."""
+    before = len(machine.sim_resets())
+    machine.sim_advance(ms)
+    return len(machine.sim_resets()) == before
+
+
+def journal_types(folder):
+    return [r.type for r in records(folder)]
+
+
+def test_approval_effective_tomorrow_is_refused_before_the_watchdog():
+    t = Table(rtc=(2026, 11, 4, 2, 23, 59, 59, 0), expect_refusal=True)
+    assert any("effective from 2026-11-05 only" in line for line in t.log), t.log
+    assert E.J_BOOT not in journal_types(t.folder)
+    assert no_watchdog_reset()
+
+
+def test_approval_on_its_effective_day_runs():
+    t = Table(rtc=(2026, 11, 5, 3, 0, 0, 0, 0))
+    assert t.m.state == E.ST_IDLE and E.J_BOOT in t.types()
+    t.close()
+
+
+def test_no_clock_and_no_journal_is_refused():
+    t = Table(rtc=None, expect_refusal=True)
+    assert any("RTC not set" in line and "table not started" in line for line in t.log), t.log
+    assert no_watchdog_reset()
+
+
+def test_no_clock_runs_on_a_journal_that_shows_these_files_approved():
+    t = Table()  # clock set: J_CONFIG journaled with its wall time
+    t.play(1, 2, 3)
+    t.close()
+    # A power cut: the RTC is lost with it (sim_reset), the journal stays.
+    t2 = Table(folder=t.folder, rtc=None)
+    assert t2.m.round == 1 and t2.types().count(E.J_CONFIG) == 1
+    t2.play(2, 3, 4)
+    t2.close()
+
+
+def test_no_clock_and_changed_files_is_refused():
+    t = Table()
+    t.play(1, 2, 3)
+    t.close()
+    t2 = Table(folder=t.folder, rtc=None, table=table_dict(name="test table, new odds"),
+               expect_refusal=True)
+    assert any("RTC not set" in line for line in t2.log)
+    assert E.J_CONFIG in journal_types(t.folder)
+
+
+def test_no_clock_and_a_journal_approved_before_the_effective_date_is_refused():
+    # Journaled with a clock before the effective date cannot have happened
+    # through this firmware; a journal claiming it proves nothing.
+    t = Table(rtc=(2026, 11, 5, 3, 0, 0, 0, 0))
+    t.close()
+    early = table_dict(approval={"reference": "T2", "applied": "2026-11-02",
+                                 "effective": "2026-11-12"})
+    t2 = Table(folder=t.folder, rtc=None, table=early, expect_refusal=True)
+    assert any("RTC not set" in line for line in t2.log)
+
+
+def test_bad_table_file_is_refused_with_one_line_and_nothing_driven():
+    bad = table_dict()
+    bad["odds"] = {"SMALL": 7}
+    t = Table(table=bad, expect_refusal=True)
+    lines = [line for line in t.log if "configuration refused" in line]
+    assert len(lines) == 1 and "odds" in lines[0], t.log
+    assert machine.sim_mode(SOLENOID) is None and machine.sim_mode(BELL) is None
+    assert no_watchdog_reset()
+
+
+def test_bad_board_file_is_refused_with_one_line():
+    folder = fresh_folder()
+    write_files(folder)
+    with open(folder + "/board.json") as f:
+        board = json.load(f)
+    board["outputs"]["bell"] = 6  # a flash pin
+    t = Table(folder=folder, board=board, expect_refusal=True)
+    assert [line for line in t.log if "configuration refused" in line and "bell" in line]
+    assert machine.sim_mode(BELL) is None
+    assert no_watchdog_reset()
+
+
+def test_recovery_key_held_at_power_on_does_not_start():
+    t = Table(held=("key_confirm",), expect_refusal=True)
+    assert any("recovery mode" in line for line in t.log)
+    assert E.J_BOOT not in journal_types(t.folder)
+    assert no_watchdog_reset()
+
+
+def test_another_key_held_at_power_on_starts():
+    t = Table(held=("key_bell",))
+    assert t.m.state == E.ST_IDLE
+    t.close()
+
+
+def test_boot_journals_the_reset_cause():
+    t = Table()
+    boots = [r for r in t.journal() if r.type == E.J_BOOT]
+    assert boots[-1].p(0) == machine.PWRON_RESET
+    t.close()
+
+
+# ---- containment ---------------------------------------------------------
+
+
+def start(folder, log):
+    return shell.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
+                       ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
+
+
+def fault_boot(folder, journal_dir, log_fault=None):
+    """shell.start on folder's files, which must fail, be contained and end in
+    a reset; log_fault: raised by the log at the first journal line (resume).
+    Returns (log lines, resets)."""
+    log = []
+    resets = len(machine.sim_resets())
+
+    def logger(line):
+        log.append(line)
+        if log_fault is not None and line.startswith("journal"):
+            raise log_fault
+
+    try:
+        shell.start(folder + "/board.json", folder + "/table.json", journal_dir, log=logger,
+                    ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
+    except SystemExit:
+        pass  # the sim's machine.reset()
+    else:
+        raise AssertionError("no reset: %r" % log)
+    return log, machine.sim_resets()[resets:]
+
+
+def records(folder):
+    out = []
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".log")):
+        with open(folder + "/" + name, "rb") as f:
+            out.extend(journal.records(f.read()))
+    return out
+
+
+def test_journal_folder_unusable_is_a_contained_fault():
+    folder = fresh_folder()
+    write_files(folder)
+    with open(folder + "/j", "w") as f:
+        f.write("a file where the journal folder should be")
+    log, resets = fault_boot(folder, folder + "/j")
+    assert resets == [machine.HARD_RESET], resets
+    assert shell.failed_boots(folder + "/fault.txt")[0] == 1
+    assert any("FAULT in stage %d" % shell.F_JOURNAL in line for line in log), log
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
+
+
+def test_memory_error_while_resuming_is_journaled_and_resets():
+    t = Table()
+    t.play(1, 2, 3)
+    t.close()
+    log, resets = fault_boot(t.folder, t.folder, MemoryError("memory allocation failed"))
+    assert resets == [machine.HARD_RESET]
+    faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
+    assert len(faults) == 1 and faults[0].p(0) == shell.F_RESUME and faults[0].p(1) == 1
+    # Outputs off and the fault pattern on the lamps: every status lamp, no area.
+    assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
+def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
+    t = Table()
+    t.close()
+    for n in range(1, shell.MAX_FAILED_BOOTS + 1):
+        fault_boot(t.folder, t.folder, OSError(5))
+        assert shell.failed_boots(t.folder + "/fault.txt")[0] == n
+    log = []
+    assert start(t.folder, log) is None  # no reset: out of service, at the REPL
+    assert any("OUT OF SERVICE" in line for line in log), log
+    assert no_watchdog_reset()
+    assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"]
+    shell.clear_failed_boots(t.folder + "/fault.txt")
+    t2 = Table(folder=t.folder, reset=False)  # mended: the table starts again
+    assert t2.m.state == E.ST_IDLE
+    t2.close()
+
+
+def test_a_task_that_dies_is_journaled_by_name_then_resets():
+    t = Table()
+    t.ctl.fault_file = t.folder + "/fault.txt"
+    calls = [0]
+
+    def reader(now):
+        calls[0] += 1
+        if calls[0] > 3:
+            raise ValueError("reader died")
+
+    t.ctl.read_reader = reader
+    resets = len(machine.sim_resets())
+    try:
+        app.run(t.ctl)
+    except SystemExit:
+        pass
+    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+    faults = [r for r in t.journal() if r.type == E.J_FAULT]
+    assert len(faults) == 1, faults
+    assert faults[0].p(0) == shell.F_TASK and faults[0].p(2) == app.TASKS.index("reader")
+    assert shell.failed_boots(t.folder + "/fault.txt")[0] == 1
+
+
+def test_a_late_task_is_named_before_the_watchdog_resets():
+    t = Table()
+    wd = t.hw.watchdog
+    now = t.now()
+    for name in app.TASKS:
+        wd.register(name, app.TASK_DEADLINE_MS, now)
+    for task in (0, 1):
+        wd.alive(task, now + app.TASK_DEADLINE_MS + 100)
+    late = now + app.TASK_DEADLINE_MS + 200
+    assert t.ctl.watch(late) is False  # not fed
+    assert t.ctl.watch(late + 10) is False
+    faults = [r for r in t.journal() if r.type == E.J_FAULT]
+    assert len(faults) == 1 and faults[0].p(0) == shell.F_WATCHDOG
+    assert faults[0].p(2) == app.TASKS.index("reader")
