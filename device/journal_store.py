@@ -21,7 +21,7 @@ from micropython import const
 
 from sicbo.journal import MAX_LEN, valid_at
 
-_MAX_APPEND = const(1024)  # one append never passes segment_bytes by more
+_WINDOW = const(2048)  # the read window: two records of the largest size
 _PREFIX = "j"
 _SUFFIX = ".log"
 
@@ -90,10 +90,10 @@ class JournalStore:
         return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
 
     def read_buffer(self):
-        """The one buffer the journal is read through: a whole segment of this
-        store and one record more (one append may pass segment_bytes).
-        Allocate it early, before the heap is fragmented."""
-        return bytearray(self.segment_bytes + _MAX_APPEND)
+        """The one buffer the journal is read through, a window of two of the
+        largest records (pieces() slides it along a segment). Allocate it
+        early, before the heap is fragmented."""
+        return bytearray(_WINDOW)
 
     def pieces(self, n, buf):
         """Yield memoryviews of segment n's bytes read into buf, each ending

@@ -62,6 +62,10 @@ class Meters:
         self.counts = [0] * _NCOUNT
         self.void_reasons = [0] * 8
         self.wins = [0] * channels  # per lamp channel (status channels stay 0)
+        # record()'s buffer, made with the meters at boot: the first rotation
+        # may come when the heap has no free block this large.
+        self._rec = bytearray(journal.HEADER + 4 * _NCOUNT + 4 * 8 + 2 + 4 * channels
+                              + journal.CRC_LEN)
 
     def get(self, name):
         return self.counts[_COUNTERS.index(name)]
@@ -86,17 +90,30 @@ class Meters:
     def payload(self):
         """The meters as a J_METERS payload (u32 counters, u32 void reasons,
         u16 channel count, u32 wins per channel)."""
+        buf = bytearray(4 * _NCOUNT + 4 * 8 + 2 + 4 * len(self.wins))
+        self._pack(buf, 0)
+        return bytes(buf)
+
+    def _pack(self, buf, at):
         n = len(self.wins)
-        buf = bytearray(4 * _NCOUNT + 4 * 8 + 2 + 4 * n)
         for i in range(_NCOUNT):
-            struct.pack_into("<I", buf, 4 * i, self.counts[i])
+            struct.pack_into("<I", buf, at + 4 * i, self.counts[i])
         for i in range(8):
-            struct.pack_into("<I", buf, 4 * _NCOUNT + 4 * i, self.void_reasons[i])
-        off = 4 * _NCOUNT + 32
+            struct.pack_into("<I", buf, at + 4 * _NCOUNT + 4 * i, self.void_reasons[i])
+        off = at + 4 * _NCOUNT + 32
         struct.pack_into("<H", buf, off, n)
         for c in range(n):
             struct.pack_into("<I", buf, off + 2 + 4 * c, self.wins[c])
-        return bytes(buf)
+
+    def record(self, seq, rid, boot, now, wall):
+        """The meters as a sealed J_METERS record, in a buffer made once
+        (valid until the next call)."""
+        buf = self._rec
+        n = len(buf)
+        journal.put_header(buf, 0, E.J_METERS, n, seq, rid, boot, now, wall)
+        self._pack(buf, journal.HEADER)
+        journal.seal(buf, n)
+        return buf
 
     def load(self, payload):
         off = 4 * _NCOUNT + 32
@@ -134,6 +151,13 @@ class Recall:
         code = self.order.take(data, off, gap)
         if code < 0:
             return  # a duplicate: never counted twice
+        if not code and data[off + 1] == E.J_METERS:
+            # Read in place: a checkpoint is the journal's one large record,
+            # and a copy of it may not find a free block on a boot's heap.
+            end = off + (data[off + 2] | (data[off + 3] << 8)) - journal.CRC_LEN
+            if self.meters.load(memoryview(data)[off + journal.HEADER:end]):
+                self.checkpoints += 1
+            return
         rec = journal.Record(data, off)
         if code:
             self.damaged += 1
@@ -228,10 +252,9 @@ class Recall:
 def checkpoint(machine, recall, now, wall=None):
     """A sealed J_METERS record with the machine's next sequence number: the
     first bytes of a new journal segment (JournalStore(checkpoint=...)).
-    Allocates; called at rotation only. The machine and the recall take it
+    In the meters' own buffer (valid until the next checkpoint). The machine and the recall take it
     like any record (its counts already include everything before it)."""
-    rec = journal.encode(E.J_METERS, machine.seq + 1, machine.round, machine.boot, now, wall,
-                         recall.meters.payload())
+    rec = recall.meters.record(machine.seq + 1, machine.round, machine.boot, now, wall)
     machine.take(rec, 0)
     recall.feed(rec)
     return rec
