@@ -130,7 +130,7 @@ def _frozen_probe(command: tuple[str, ...]) -> bool:
     with tempfile.TemporaryDirectory(prefix="sicbo-probe-") as empty:
         try:
             r = subprocess.run(list(command) + [
-                "-c", "import sys; sys.path[:] = ['.frozen']; import _sim_wire; "
+                "-c", "import sys; sys.path[:] = ['.frozen']; import _sim_wire, _sim_vfs; "
                       "print('frozen', 'machine' in sys.modules)"],
                 capture_output=True, text=True, timeout=30, cwd=empty, env=env)
         except (OSError, subprocess.TimeoutExpired):
@@ -140,8 +140,9 @@ def _frozen_probe(command: tuple[str, ...]) -> bool:
 
 def has_frozen_sim(command: list[str]) -> bool:
     """True when this interpreter has the simulated machine frozen in: its
-    `_sim_wire` (and the `machine` it imports) load from `.frozen` alone,
-    with no file on sys.path, from an empty folder."""
+    `_sim_wire` (and the `machine` it imports) and the virtual board's
+    `_sim_vfs` load from `.frozen` alone, with no file on sys.path, from an
+    empty folder. (A build older than _sim_vfs gets sim/ served.)"""
     exe = command[0]
     if os.sep in exe:
         exe = os.path.abspath(exe)
