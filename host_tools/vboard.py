@@ -13,7 +13,8 @@ In parts:
   interpreter's process and pty (``Interpreter``), and the relay thread
   (``Relay``) that does the framing's I/O.
 * sim/vboard_boot.py: the board-side boot script, run by the interpreter at
-  every start: mounts the board folder as ``/`` (file sizes in listings, as a
+  every start, and sim/_sim_vfs.py, the root it mounts (loaded compiled, or
+  frozen in): mounts the board folder as ``/`` (file sizes in listings, as a
   board's; ``rename`` of absolute paths fixed), serves sim/ compiled by
   mpy-cross read-only at ``/.frozen`` and the simulator's own state (the RTC)
   at ``/.vboard``, neither listed in ``/``; sets ``sys.path`` to
