@@ -1,0 +1,354 @@
+"""What the board tests share: a virtual board on the 32-bit VM, deployed with
+the `sicbo deploy` CLI as the README says, its serial console read line by
+line, a dealer playing through the simulated table's control socket, and the
+board's journal read on the host with the firmware's own sicbo.journal."""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+from host_tools import REPO
+from host_tools.simclient import TableClient
+from host_tools.vboard import VirtualBoard
+from sicbo import events as E
+from sicbo import journal
+
+# The virtual board's wiring with the shortest timings a board file allows
+# (rounds well under a second), and the full 2004 table.
+BOARD = os.path.join(REPO, "bench", "virtual-fast.json")
+TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
+SICBO = os.path.join(os.path.dirname(sys.executable), "sicbo")
+# What the app prints once the table runs (device/appboot.py), and what a
+# boot that does not get there prints.
+RUNNING = re.compile(r"^sicbo: (.*), round (\d+), state (\S+)\s*$")
+FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call last)",
+           "table not started", "app not started", "MemoryError")
+KEYS = ("shake", "key_bell", "key_void", "key_payout", "key_confirm", "key_face_1",
+        "key_face_2", "key_face_3", "key_face_4", "key_face_5", "key_face_6")
+BOOT_TIMEOUT_S = 30
+LAMP_TIMEOUT_S = 5
+PRESS_MS = 40
+AFTER_PRESS_S = 0.08
+
+# Figures the tests measured, printed at the end of the run (conftest.py).
+FIGURES: list[str] = []
+
+
+def figure(text: str) -> None:
+    FIGURES.append(text)
+
+
+class Console:
+    """The board's serial console, read by a thread into lines. Opened once
+    mpremote is done with the port, and again right after each power-on
+    (reattach), before the interpreter prints: a port nobody holds drops
+    what the board prints, as a UART does."""
+
+    def __init__(self, port: str):
+        self.port = port
+        self.fd: int | None = None
+        self.lines: list[str] = []
+        self.partial = b""
+        self.lock = threading.Lock()
+        self.stopping = False
+        self.thread = threading.Thread(target=self._run, name="board-console", daemon=True)
+        self.thread.start()
+
+    def reattach(self, timeout: float = 5) -> None:
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            self._close()
+            while time.monotonic() < deadline:
+                try:
+                    self.fd = os.open(self.port, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+                    return
+                except OSError:
+                    time.sleep(0.002)
+        raise AssertionError("the serial port %s did not come back" % self.port)
+
+    def _close(self) -> None:
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+        if self.partial:
+            self.lines.append(self.partial.decode("utf-8", "replace"))
+            self.partial = b""
+
+    def _run(self) -> None:
+        while not self.stopping:
+            fd = self.fd
+            if fd is None:
+                time.sleep(0.005)
+                continue
+            try:
+                r, _, _ = select.select([fd], [], [], 0.05)
+            except (OSError, ValueError):
+                time.sleep(0.005)
+                continue
+            if not r:
+                continue
+            with self.lock:
+                if self.fd != fd:
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except OSError as e:
+                    if e.errno == errno.EAGAIN:
+                        continue
+                    data = b""
+                if not data:  # the port went away (a power cut)
+                    self._close()
+                    continue
+                *done, self.partial = (self.partial + data).split(b"\n")
+                self.lines.extend(x.decode("utf-8", "replace").rstrip("\r") for x in done)
+
+    def write(self, data: bytes) -> None:
+        with self.lock:
+            assert self.fd is not None, "the serial port is not open"
+            os.write(self.fd, data)
+
+    def mark(self) -> int:
+        with self.lock:
+            return len(self.lines)
+
+    def since(self, mark: int = 0) -> list[str]:
+        with self.lock:
+            tail = [self.partial.decode("utf-8", "replace")] if self.partial else []
+            return self.lines[mark:] + tail
+
+    def failing(self, mark: int = 0) -> list[str]:
+        return [ln for ln in self.since(mark) if any(f in ln for f in FAILING)]
+
+    def tail(self, mark: int = 0, n: int = 12) -> str:
+        return " | ".join([ln for ln in self.since(mark) if ln.strip()
+                           and "board warning" not in ln][-n:])
+
+    def explain(self, mark: int = 0) -> str:
+        """What went wrong, for a message: the failing lines (each once),
+        then the last lines."""
+        bad: list[str] = []
+        for ln in self.failing(mark):
+            if ln not in bad:
+                bad.append(ln)
+        return "console: %s; last lines: %s" % (" | ".join(bad[:4]) or "no fault line",
+                                                self.tail(mark, 6))
+
+    def close(self) -> None:
+        self.stopping = True
+        self.thread.join(2)
+        with self.lock:
+            self._close()
+
+
+def segments(folder: str) -> list[str]:
+    if not os.path.isdir(folder):
+        return []
+    return sorted(n for n in os.listdir(folder) if re.match(r"^j\d{8}\.log$", n))
+
+
+def read_records(folder: str) -> list[journal.Record]:
+    out = []
+    for name in segments(folder):
+        with open(os.path.join(folder, name), "rb") as f:
+            out.extend(journal.records(f.read()))
+    return out
+
+
+class Board:
+    """A virtual board running `exe` at `heap`, the simulated table attached."""
+
+    def __init__(self, folder: str, exe: str, heap: int):
+        # The virtual board's interpreter, named as integrators name it
+        # (SICBO_MICROPYTHON), for this board's life.
+        self._env = os.environ.get("SICBO_MICROPYTHON")
+        os.environ["SICBO_MICROPYTHON"] = exe
+        self.exe = exe
+        self.vb = VirtualBoard(folder, board=BOARD, heap=str(heap), table_file=TABLE)
+        try:
+            self.vb.start()
+        except BaseException:
+            self._restore()
+            raise
+        assert self.vb.heap == str(heap)
+        self.client = TableClient(self.vb.control)
+        self.console: Console | None = None
+        self.round = 0
+
+    @property
+    def journal_dir(self) -> str:
+        return os.path.join(self.vb.fs, "journal")
+
+    def _restore(self) -> None:
+        if self._env is None:
+            os.environ.pop("SICBO_MICROPYTHON", None)
+        else:
+            os.environ["SICBO_MICROPYTHON"] = self._env
+
+    def close(self) -> None:
+        try:
+            if self.console is not None:
+                self.console.close()
+            self.client.close()
+            self.vb.stop()
+        finally:
+            self._restore()
+
+    # ---- deploy and power -------------------------------------------------------
+
+    def deploy(self, reset: bool = True) -> str:
+        """`sicbo deploy` (the CLI) as the README gives it; returns its output."""
+        cmd = [SICBO, "deploy", "--port", self.vb.port, "--board", BOARD, "--table", TABLE]
+        if not reset:
+            cmd.append("--no-reset")
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0, "sicbo deploy failed: %s" % out
+        return out
+
+    def open_console(self) -> Console:
+        self.console = Console(self.vb.port)
+        self.console.reattach()
+        return self.console
+
+    def wait_running(self, mark: int, what: str) -> tuple[str, int, str]:
+        """Until the app's line `sicbo: <table>, round N, state S`; fails on a
+        fault, a refusal, a traceback, or nothing within BOOT_TIMEOUT_S."""
+        c = self.console
+        assert c is not None
+        deadline = time.monotonic() + BOOT_TIMEOUT_S
+        bad_at = None
+        while True:
+            lines = c.since(mark)
+            for ln in lines:
+                m = RUNNING.match(ln)
+                if m:
+                    return m.group(1), int(m.group(2)), m.group(3)
+            now = time.monotonic()
+            if bad_at is None and c.failing(mark):
+                bad_at = now  # what follows (a traceback's end) is part of it
+            if (bad_at is not None and now - bad_at > 1.0) or now > deadline:
+                raise AssertionError("%s: the board did not reach the running table (heap %s, "
+                                     "%s): %s" % (what, self.vb.heap, self.exe,
+                                                  c.explain(mark)))
+            time.sleep(0.02)
+
+    def reset_on_console(self) -> tuple[str, int, str]:
+        """Ctrl-C the app and machine.reset() typed on the console (the clock
+        survives a reset): the boot that follows is read whole."""
+        c = self.console or self.open_console()
+        mark = c.mark()
+        c.write(b"\r\x03\x03\rimport machine; machine.reset()\r")
+        return self.wait_running(mark, "reset after the deploy")
+
+    def power_cycle(self, what: str) -> tuple[str, int, str]:
+        """Power cut, then power on: a fresh heap, the RTC lost; wait for the
+        running table."""
+        self.vb.power_cut()
+        time.sleep(0.2)
+        for k in KEYS:  # no key held at power-on (confirm would be the recovery mode)
+            self.client.release(k)
+        c = self.console or self.open_console()
+        mark = c.mark()
+        self.vb.power_on(timeout=0)
+        c.reattach()
+        return self.wait_running(mark, what)
+
+    def install_journal(self, folder: str) -> None:
+        """A journal written by the same firmware elsewhere, into the board's
+        /journal (with the board off or about to be cut)."""
+        dest = self.journal_dir
+        shutil.rmtree(dest, ignore_errors=True)
+        os.makedirs(dest)
+        for name in segments(folder):
+            shutil.copy(os.path.join(folder, name), os.path.join(dest, name))
+
+    # ---- the dealer ---------------------------------------------------------------
+
+    def lit(self) -> set[str]:
+        return {n for n in self.client.lamps()["lit"] if isinstance(n, str)}
+
+    def wait_lit(self, name: str, on: bool = True, timeout: float = LAMP_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if (name in self.lit()) == on:
+                return
+            if self.console is not None and self.console.failing():
+                break
+            time.sleep(0.01)
+        raise AssertionError("round %d: lamp %s never %s (lit %s); %s"
+                             % (self.round + 1, name, "on" if on else "off", sorted(self.lit()),
+                                self.console.explain() if self.console else "console not read"))
+
+    def press(self, key: str) -> None:
+        self.client.press(key, ms=PRESS_MS)
+        time.sleep(AFTER_PRESS_S)
+
+    def play(self, dice: tuple[int, int, int] | None) -> None:
+        """One round from idle: paid with `dice`, or voided (stacked) if None.
+        Each step waits for the lamp the firmware lights after journaling."""
+        c = self.client
+        c.cover_on()
+        c.fasten_clasps()
+        time.sleep(0.05)
+        self.press("shake")
+        self.wait_lit("PLACE_BETS")
+        self.press("key_bell")
+        self.wait_lit("PLACE_BETS", on=False)
+        time.sleep(0.1)  # the bell rings out
+        c.open_clasps()
+        c.cover_off()
+        time.sleep(0.05)
+        if dice is None:
+            for k in ("key_void", "key_face_1", "key_confirm"):
+                self.press(k)
+            self.wait_lit("VOID")
+        else:
+            for d in dice:
+                self.press("key_face_%d" % d)
+            self.press("key_confirm")
+            self.wait_lit("PAYING")
+            self.press("key_payout")
+            self.wait_lit("PAYING", on=False)
+        self.round += 1
+
+
+def settled(records: list[journal.Record]) -> dict[int, list[str]]:
+    """round -> how the journal ended it (paid, void), each record once."""
+    out: dict[int, list[str]] = {}
+    for r in records:
+        if r.type == E.J_PAYOUT:
+            out.setdefault(r.round, []).append("paid")
+        elif r.type == E.J_VOID:
+            out.setdefault(r.round, []).append("void")
+    return out
+
+
+def play_and_check(b: Board, first_round: int, n: int, mark: int) -> None:
+    """n rounds from idle after a boot in round first_round: each settled on
+    the table and once in the journal, nothing failing on the console."""
+    b.round = first_round
+    plan = [(1 + i % 6, 1 + (i * 5) % 6, 1 + (i * 3 + 2) % 6) for i in range(n)]
+    if n >= 3:
+        plan[1] = None  # one dealer void among them
+    for dice in plan:
+        b.play(dice)
+    time.sleep(0.2)
+    assert b.console is not None
+    assert not b.console.failing(mark), b.console.tail(mark)
+    ends = settled(read_records(b.journal_dir))
+    for i, dice in enumerate(plan):
+        rid = first_round + 1 + i
+        assert ends.get(rid) == ["paid" if dice else "void"], (rid, ends.get(rid))
+    faults = [r for r in read_records(b.journal_dir) if r.type == E.J_FAULT]
+    assert not faults, faults

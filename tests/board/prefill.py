@@ -1,0 +1,64 @@
+"""Journals filled to their cap by the firmware itself, elsewhere (bench/
+board_heap.py's worker: the same .mpy or frozen firmware, the same board and
+table files, through appboot.open_table on the simulated machine), to be
+copied into a virtual board's /journal; and what the tests do after a boot."""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from boardkit import BOARD, TABLE, Board, play_and_check, segments
+
+from host_tools import REPO
+
+sys.path.insert(0, os.path.join(REPO, "bench"))
+import board_heap  # noqa: E402
+
+MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
+
+
+@functools.lru_cache(maxsize=None)
+def prefilled(exe: str) -> str:
+    """A folder with a journal at its cap written by `exe`'s firmware (and
+    board.json/table.json: the files the tests deploy)."""
+    board_heap.compile_all()
+    folder, _run = board_heap.fill_journal(board_heap.Interp(exe), board=BOARD, table=TABLE)
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def rotate_while_playing(b: Board, first_round: int, mark: int, limit: int = 30) -> int:
+    """Rounds from idle until the store has opened a segment by rotation and
+    deleted one (beyond the boot's own), each settled; returns how many."""
+    before = segments(b.journal_dir)
+    n = 0
+    while True:
+        play_and_check(b, first_round + n, 1, mark)
+        n += 1
+        now = segments(b.journal_dir)
+        if now[0] != before[0] and now[-1] != before[-1]:
+            return n
+        assert n < limit, "no rotation in %d rounds: %s -> %s" % (n, before, now)
+
+
+def heap_in_use(b: Board) -> str:
+    """gc.mem_alloc() of the running table after collection, through
+    mpremote without a soft reset (Ctrl-C stops the app; its objects stay)."""
+    if b.console is not None:
+        b.console.close()
+        b.console = None
+    time.sleep(0.1)
+    r = subprocess.run([MPREMOTE, "connect", b.vb.port, "resume", "exec",
+                        "import gc; gc.collect(); print('HEAP', gc.mem_alloc(), gc.mem_free())"],
+                       capture_output=True, text=True, timeout=30)
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if f[:1] == ["HEAP"] and len(f) == 3:
+            return "%s bytes (%.1f KiB), %s free" % (f[1], int(f[1]) / 1024, f[2])
+    return "not read (%s)" % (r.stdout + r.stderr).strip()[-200:]
