@@ -196,7 +196,7 @@ class Run:
         """Why this power-on failed, or None."""
         text = self.out + self.err
         if "MemoryError" in text:
-            return "MemoryError: " + _tail(text, "MemoryError")
+            return _tail(text, "MemoryError")
         if self.boot is None:
             return "no boot (exit %d): %s" % (self.rc, _tail(text))
         if "Traceback" in text:
