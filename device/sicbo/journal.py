@@ -27,8 +27,7 @@ from sicbo import events as E
 MAGIC = const(0xA5)
 HEADER = const(24)
 CRC_LEN = const(4)
-PAYLOAD = const(8)
-REC_LEN = const(36)  # HEADER + PAYLOAD + CRC_LEN
+REC_LEN = const(36)  # HEADER + 8 bytes of payload + CRC_LEN
 MIN_LEN = const(28)
 MAX_LEN = const(1024)
 FLAG_WALL = const(1)

@@ -209,9 +209,9 @@ class RoundState:
         self._entry_reset()
 
     def _entry_reset(self):
+        # (void_reason is reset when a void entry starts.)
         self.entry_n = 0
         self.entry_mode = ENTRY_DICE
-        self.void_reason = 0
 
 
 def _same(b, p, dice):

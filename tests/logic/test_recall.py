@@ -3,6 +3,7 @@
 from journal_store import JournalStore
 from roundkit import Rig, make_cfg, rmdir, tmpdir
 from sicbo import events as E
+from sicbo import journal
 from sicbo.recall import Recall, checkpoint
 from sicbo.roundstate import RoundState
 
@@ -37,6 +38,7 @@ def test_recall_rounds_with_dice_voids_corrections_and_times():
     assert r2.status == "void" and r2.void_reason == E.V_LEANING and r2.dice is None
     assert r2.first_dice is None and r2.void_policy == 0 and r1.void_policy == 0
     assert r1.void_reason == 0 and r1.hold is None and r1.reader is None
+    assert r1.bell is not None and r1.started[1] < r1.bell[1] < r1.result_time[1]
     assert r2.winning_areas(r.m.table) == []
     assert r3.first_dice == (1, 1, 2) and r3.dice == (1, 1, 3)
     assert len(r3.corrections) == 1 and r3.corrections[0][:2] == ((1, 1, 2), (1, 1, 3))
@@ -55,6 +57,7 @@ def test_meters_count_rounds_voids_alarms_violations_and_wins():
     d = rc.meters.as_dict(r.m.table)
     assert d["rounds"] == 4 and d["paid"] == 2 and d["voids"] == 2
     assert d["alarms"] == 1 and d["violations"] == 1 and d["corrections"] == 1
+    assert d["refusals"] == 0 and d["holds"] == 0
     assert d["void_reasons"][E.V_LEANING] == 1 and d["void_reasons"][E.V_TAMPER] == 1
     wins = d["wins"]
     assert wins["SMALL"] == 2 and wins["SINGLE_1"] == 2 and wins["SINGLE_3"] == 2
@@ -79,6 +82,7 @@ def test_recall_and_replay_ignore_duplicates_and_torn_tail():
     rc.feed(data)
     rc.feed(data[:-5])
     assert rc.meters.get("rounds") == 4 and rc.meters.get("paid") == 2
+    assert rc.damaged == 0 and rc.order.duplicates == len(journal.records(data[:-5]))
 
 
 def test_meters_survive_rotation_through_checkpoints():
@@ -97,7 +101,7 @@ def test_meters_survive_rotation_through_checkpoints():
     for k in range(12):
         r.round(6, 5, 1 + k % 6)
     st.close()
-    assert st.deleted > 0
+    assert st.deleted > 0 and rc.checkpoints > 0  # the live recall took them too
     rc2 = Recall(r.m.table)
     rp = RoundState()
 
@@ -130,3 +134,25 @@ def test_recall_of_a_held_round_and_the_holds_meter():
     assert info.status == "void" and info.void_policy == 1 and info.void_reason == E.V_OTHER
     assert rc.meters.get("holds") == 1 and rc.meters.get("voids") == 1
     assert rc.damaged == 0 and rc.damage == []
+
+
+def test_meters_checkpoint_round_trip_and_a_foreign_one_ignored():
+    from sicbo.recall import Meters
+
+    m = Meters(5)
+    for i in range(8):
+        m.counts[i] = 1000 + i
+        m.void_reasons[i] = 2000 + i
+    for c in range(5):
+        m.wins[c] = 3000 + c
+    back = Meters(5)
+    assert back.load(m.payload())
+    assert (back.counts, back.void_reasons, back.wins) == (m.counts, m.void_reasons, m.wins)
+    other = Meters(6)
+    assert not other.load(m.payload()) and other.counts == [0] * 8
+    r = Rig()
+    r.round(1, 2, 3)
+    rc = Recall(r.m.table)
+    rc.feed(bytes(r.journal))
+    rc.feed(journal.encode(E.J_METERS, r.m.seq + 1, 1, 0, 0, None, m.payload()))
+    assert rc.checkpoints == 0 and rc.meters.get("rounds") == 1  # another table's

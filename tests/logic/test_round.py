@@ -44,8 +44,8 @@ def test_timer_ends_shake_and_opens_betting():
     r.ev(E.EV_TIMER, 0, 100)  # too early: ignored
     assert r.m.state == E.ST_SHAKING and r.last == []
     r.ev(E.EV_TIMER, 0, 2000)
-    assert r.m.state == E.ST_OPEN
-    assert r.types() == [E.J_OPEN]
+    assert r.m.state == E.ST_OPEN and not r.m.timer_on
+    assert r.types() == [E.J_OPEN] and r.recs[0].payload == bytes(8)
     assert r.lamp("PLACE_BETS") and r.has(E.C_LAMPS)
     assert r.shown() == [E.M_PLACE_BETS]
 
@@ -182,6 +182,9 @@ def test_payout_key_outside_paying_does_nothing():
     r.to_result()
     r.ev(E.EV_PAYOUT)
     assert r.recs == [] and r.m.state == E.ST_RESULT
+    assert r.shown() == [E.R_KEY_NOT_NOW] and r.m.ignored == 1
+    r.ev(E.EV_SHAKE)  # in result entry: the payout is still to come
+    assert r.types() == [E.J_REFUSED] and r.recs[0].p(0) == E.R_PAYOUT_PENDING
 
 
 def test_next_round_gets_the_next_round_id():
@@ -202,3 +205,36 @@ def test_records_carry_seq_boot_ticks_and_wall_only_when_set():
     r.wall = None
     r.ev(E.EV_TIMER, 0, 5000)
     assert r.recs[0].seq == 2 and r.recs[0].wall is None and r.recs[0].ticks == r.now
+
+
+def test_shake_key_while_shaking_or_betting_is_not_now():
+    for cfg in (make_cfg(), make_cfg(shaker="electric")):
+        r = Rig(cfg)
+        r.arm()
+        r.ev(E.EV_SHAKE)
+        r.ev(E.EV_SHAKE)
+        assert r.recs == [] and r.shown() == [E.R_KEY_NOT_NOW] and r.m.ignored == 1
+        r.ev(E.EV_TIMER, 0, 60000)
+        for st in (E.ST_OPEN, E.ST_CLOSED):
+            r.ev(E.EV_SHAKE)
+            assert r.recs == [] and r.shown() == [E.R_KEY_NOT_NOW] and r.m.state == st
+            r.ev(E.EV_BELL)
+
+
+def test_each_status_lamp_works_on_channel_zero():
+    from roundkit import Cfg
+
+    for name in ("PLACE_BETS", "ALARM", "VOID", "PAYING"):
+        cfg = Cfg("solenoid", "bets_stay", "void")
+        rest = [x for x in cfg.lamp_order if x != name]
+        cfg.lamp_order = tuple([name] + rest)
+        r = Rig(cfg)
+        r.to_open()
+        if name == "PAYING":
+            r.ev(E.EV_BELL)
+            r.ev(E.EV_COVER_OFF)
+            r.enter(1, 2, 3)
+        elif name != "PLACE_BETS":
+            r.ev(E.EV_COVER_OFF)  # tamper: alarm and void
+        assert r.m.table.status_channel[name] == 0 and r.lamp(name), name
+        assert r.m.frame[-1] & 1, name

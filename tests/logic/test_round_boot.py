@@ -81,3 +81,4 @@ def test_a_fresh_machine_fed_nothing_boots_idle_at_round_zero():
     recs = journal.records(bytes(m.records()))
     assert n > 0 and [x.type for x in recs] == [E.J_BOOT]
     assert (recs[0].seq, recs[0].round, recs[0].boot) == (1, 0, 1)
+    assert m.open_seq == 0 and m.state == E.ST_IDLE and not m.alarm

@@ -178,3 +178,13 @@ def test_reader_dice_out_of_range_refused():
     r.reader(1, 9, 3)
     assert r.types() == [E.J_REFUSED] and r.recs[0].p(0) == E.R_DICE_RANGE
     assert not r.m.has_reader
+
+
+def test_reader_refusal_names_the_die_out_of_range():
+    r = Rig()
+    r.to_result()
+    for dice, bad in (((9, 1, 2), 9), ((1, 0, 2), 0), ((1, 2, 7), 7)):
+        r.reader(*dice)
+        assert r.types() == [E.J_REFUSED] and r.recs[0].p(0) == E.R_DICE_RANGE
+        assert r.recs[0].p(1) == bad, dice
+    assert not r.m.has_reader and r.m.reader_ignored == 3

@@ -29,6 +29,16 @@ def test_no_shaking_with_a_clasp_open():
     _refused(r, E.R_CLASP_OPEN)
     assert r.recs[0].p(1) == 1  # the left one
     assert r.has(E.C_SOLENOID) is None and r.m.round == 0
+    r.ev(E.EV_CLASP_L_ON)
+    r.ev(E.EV_CLASP_R_OFF)
+    assert (r.m.clasp_l, r.m.clasp_r) == (1, 0)
+    r.ev(E.EV_SHAKE)
+    _refused(r, E.R_CLASP_OPEN)
+    assert r.recs[0].p(1) == 2  # the right one
+    r.ev(E.EV_CLASP_L_OFF)
+    assert (r.m.clasp_l, r.m.clasp_r) == (0, 0)
+    r.ev(E.EV_SHAKE)
+    assert r.recs[0].p(1) == 3 and r.m.round == 0
 
 
 def test_no_manual_shake_counted_with_cover_off():
