@@ -17,6 +17,7 @@ _DEVICE = os.path.join(_REPO, "device")
 if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
 from host_tools.deploy import code_files, code_hash  # noqa: E402
+from host_tools.mpycheck import OPT_LEVEL  # noqa: E402  as deploy compiles
 
 _ID_DIR = os.path.join(_REPO, "build", "frozen_id")
 os.makedirs(_ID_DIR, exist_ok=True)
@@ -27,4 +28,4 @@ module("frozen_id.py", base_path=_ID_DIR)  # noqa: F821 - manifest API
 
 # Exactly the files code_hash covers, so that CODE_SHA256 names this content.
 for _rel, _local in code_files(_DEVICE):
-    module(_rel, base_path=_DEVICE)  # noqa: F821 - "sicbo/round.py" freezes as sicbo.round
+    module(_rel, base_path=_DEVICE, opt=OPT_LEVEL)  # noqa: F821 - "sicbo/round.py": sicbo.round

@@ -94,14 +94,6 @@ class Controller:
         self.late_told = False  # a late task has been journaled (watch)
         self.fault_file = None  # shell.FAULT_FILE once started by shell.start
 
-    # ---- boot ----------------------------------------------------------------
-
-    def replay(self, data):
-        """One piece of the journal at boot (appboot.open_table): the round
-        machine and recall apply its records."""
-        self.m.feed(data)
-        self.recall.feed(data)
-
     def checkpoint(self):
         self._feed_recall()  # the meters count the records being written first
         return recall.checkpoint(self.m, self.recall, self._now, self.wall.seconds(self._now))

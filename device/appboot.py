@@ -9,18 +9,18 @@ import shell
 from machine import Pin, Timer
 
 from hw import inputs
-from hw.bell import Bell
-from hw.lamps import PixelLamps, ShiftLamps
-from hw.solenoid import ShakerMotor, Solenoid
-from hw.watchdog import Watchdog
-from journal_store import JournalStore
 from sicbo import dates, settle, signals
 from sicbo import events as E
 
 
 def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
     """The adapters for a Board (sicbo.board.parse_board). row_bytes is the
-    lamp frame size of the table's settlement table."""
+    lamp frame size of the table's settlement table. The adapters' modules
+    are imported here: start-up loads them once the journal is replayed."""
+    from hw.bell import Bell
+    from hw.lamps import PixelLamps, ShiftLamps
+    from hw.solenoid import ShakerMotor, Solenoid
+
     t = board.timings
     hw = shell.Hardware()
     spi = inputs.spi_for(board)  # the lamps' bus, shared with the keys' chain: made first
@@ -61,6 +61,8 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
         hw.uart = UART(rd["uart"], baudrate=rd["baudrate"], tx=Pin(rd["tx"]), rx=Pin(rd["rx"]))
     if watchdog:
         from machine import WDT
+
+        from hw.watchdog import Watchdog
 
         hw.watchdog = Watchdog(WDT(timeout=t["watchdog_ms"]), ticks_ms=ticks_ms)
     return hw
@@ -128,6 +130,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     from sicbo.errors import ConfigError
 
     ticks = ticks_ms if ticks_ms is not None else time.ticks_ms
+    say = log if log is not None else print  # log None: no journal lines, these still
     boot.stage = shell.F_FILES
     try:
         board, cfg = shell.load(board_path, table_path)
@@ -136,21 +139,26 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     except (OSError, ValueError) as e:
         msg = str(e) if isinstance(e, ConfigError) else "cannot read %s or %s: %r" % (
             board_path, table_path, e)
-        log("sicbo: configuration refused, table not started: " + msg)
+        say("sicbo: configuration refused, table not started: " + msg)
         return None
     finally:
         shell.unload_boot(shell.PARSERS)  # the lowest heap before the rest loads
     gc.collect()
     boot.table = table
     for w in board.warnings:
-        log("sicbo: board warning: " + w)
+        say("sicbo: board warning: " + w)
     if recovery_requested(board):
-        log("sicbo: recovery mode (confirm key held at power-on): app not started")
+        say("sicbo: recovery mode (confirm key held at power-on): app not started")
         return None
+    # The journal's buffer, all the running table's code and its objects,
+    # while the heap is whole (a module's code needs large free blocks); then
+    # the replay, whose garbage is collected before anything else is made.
     boot.stage = shell.F_JOURNAL
+    from journal_store import JournalStore
+
     store = JournalStore(journal_dir)
-    buf = store.read_buffer()  # the one journal buffer, while the heap is whole
-    import app  # every module of the running table, before replay fragments the heap
+    buf = store.read_buffer()
+    import app
 
     boot.stage = shell.F_HARDWARE
     hw = build_hardware(board, table.row_bytes, ticks_ms=ticks_ms, watchdog=False)
@@ -159,28 +167,38 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     wall = shell.WallClock(rtc)
     ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table)
     boot.stage = shell.F_JOURNAL
-    store.checkpoint = ctl.checkpoint
-    store.boot(ctl.replay, buf)
-    del buf
+    m = ctl.m
+    rc = ctl.recall
+
+    def feed(piece):
+        m.feed(piece)
+        rc.feed(piece)
+
+    store.boot(feed, buf)
+    del buf, feed
     gc.collect()
+    store.checkpoint = ctl.checkpoint
     boot.ctl = ctl
     now = ticks()
     wall.refresh(now)
-    why = approval_refusal(cfg, wall.seconds(now), ctl.m, config_id)
+    why = approval_refusal(cfg, wall.seconds(now), m, config_id)
     if why is not None:
-        log("sicbo: " + why)
+        say("sicbo: " + why)
         store.close()
         return None
     boot.stage = shell.F_RESUME
+    now = ticks()
     if wall.seconds(now) is None:
-        log("sicbo: RTC not set: journal records carry no wall-clock time")
+        say("sicbo: RTC not set: journal records carry no wall-clock time")
     resume(ctl, now, cause, config_id)
     if watchdog:
         from machine import WDT
 
+        from hw.watchdog import Watchdog
+
         hw.watchdog = Watchdog(WDT(timeout=board.timings["watchdog_ms"]), ticks_ms=ticks_ms)
     app.controller = ctl
-    log("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
+    say("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
     # The board file's data served start-up only (the adapters are built):
     # its pin map, timings and warnings go back to the heap.
     ctl.board = None

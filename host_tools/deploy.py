@@ -62,6 +62,7 @@ import time
 
 from host_tools import DEVICE, REPO
 from host_tools.cli import UsageError
+from host_tools.mpycheck import OPT
 
 MANIFEST = "manifest.json"
 MANIFEST_PREV = "manifest.prev"
@@ -232,7 +233,7 @@ def compile_tree(sources, stage, extra_args, arch=None):
             with open(local, "rb") as f, open(dest, "wb") as g:
                 g.write(f.read())
             continue
-        args = [exe] + extra_args
+        args = [exe] + OPT + extra_args
         with open(local, encoding="utf-8") as f:
             text = f.read()
         if arch and re.search(r"@micropython\.(native|viper|asm_)", text):

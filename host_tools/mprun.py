@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 from host_tools import REPO, heaps
-from host_tools.mpycheck import mpy_cross, sources
+from host_tools.mpycheck import OPT, mpy_cross, sources
 
 BUILD = os.path.join(REPO, "build", "mpy")
 # On the 64-bit port: the logic tests at 110k; a test file that loads the
@@ -57,7 +57,7 @@ def compile_trees(build=BUILD):
             if os.path.exists(dest) and os.path.getmtime(dest) >= os.path.getmtime(src):
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            jobs.append([mpy_cross(), "-s", os.path.basename(src), "-o", dest, src])
+            jobs.append([mpy_cross(), *OPT, "-s", os.path.basename(src), "-o", dest, src])
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         for cmd, r in zip(jobs, pool.map(
                 lambda c: subprocess.run(c, capture_output=True, text=True), jobs), strict=True):

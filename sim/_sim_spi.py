@@ -23,7 +23,9 @@ from machine import (
 
 # SPI writes and latched frames kept for the tests: the last few only, so that
 # a long soak's heap stays flat (a longer list fragments a small heap).
-LOG_KEEP = 32
+LOG_KEEP = 8  # writes and frames kept for sim_spi_writes/sim_frames: few, as
+# every one kept is a long-lived object in the board's heap, which a real
+# machine module does not allocate
 
 _spi_log = {}
 _spi_miso = {}
@@ -114,8 +116,15 @@ class SPI:
         if len(log) > LOG_KEEP:
             log.pop(0)
         data = self._as_595(data)
+        # The last 64 bits shifted, in place: a register, not a new object.
         sh = _spi_shift[self._id]
-        _spi_shift[self._id] = (bytes(sh) + data)[-64:]
+        n = len(data)
+        if n >= 64:
+            sh[:] = data[n - 64:]
+        else:
+            mv = memoryview(sh)
+            mv[0:64 - n] = mv[n:64]
+            mv[64 - n:64] = data
         if _m._wire is not None:
             pins = _spi_pins[self._id]
             _wframe(b"S", bytes((pins[1], pins[0])) + data)

@@ -62,11 +62,11 @@
 #                                   changes (last 256; PWM with duty>0 = 1)
 #   sim_clear_edges()
 #   sim_on_time(pin)                [ms] of every completed high period
-#   sim_spi_writes(spi_id)          [bytes] of each write (last 32)
+#   sim_spi_writes(spi_id)          [bytes] of each write (last 8)
 #   sim_spi_feed(spi_id, data)      bytes that reads will return (MISO)
 #   sim_attach_595(spi_id, latch_pin, nbytes)   a 74HC595 chain on that bus,
 #                                   latched by a rising edge of latch_pin
-#   sim_frames(latch_pin)           [bytes] latched frames (last 32)
+#   sim_frames(latch_pin)           [bytes] latched frames (last 8)
 #   sim_frame(latch_pin)            last latched frame, or None
 #   sim_attach_165(load, sck, miso, nbits, ds=0)   a 74HC165 chain loaded by
 #                                   the load pin (/PL), clocked by sck, driving

@@ -186,9 +186,16 @@ class Recall:
                 self.checkpoints += 1
             return
         if t == E.J_ROUND:
-            self.rounds.append(RoundInfo(rec))
-            if len(self.rounds) > self.keep:
-                self.rounds.pop(0)
+            rounds = self.rounds
+            if len(rounds) >= self.keep:
+                # The oldest one, made anew: its attribute table exists
+                # already, so a boot replaying a full journal allocates
+                # no new RoundInfo on its fragmented heap.
+                info = rounds.pop(0)
+                info.__init__(rec)
+            else:
+                info = RoundInfo(rec)
+            rounds.append(info)
             mt.add("rounds")
             return
         if t == E.J_REFUSED:
