@@ -345,7 +345,7 @@ def play_and_check(b: Board, first_round: int, n: int, mark: int) -> None:
         b.play(dice)
     time.sleep(0.2)
     assert b.console is not None
-    assert not b.console.failing(mark), b.console.tail(mark)
+    assert not b.console.failing(mark), b.console.explain(mark)
     ends = settled(read_records(b.journal_dir))
     for i, dice in enumerate(plan):
         rid = first_round + 1 + i
