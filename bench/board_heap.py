@@ -166,7 +166,7 @@ class Run:
         self.out = out
         self.err = err
         self.lines = out.splitlines()
-        self.boot = None  # (round, state, in use, total, before the firmware, frozen)
+        self.boot = None  # (round, state, in use, total, before the firmware, frozen, on path)
         self.starts = []
         self.ends = {}  # round -> ("paid", "ddd") | ("void", reason)
         self.meters = []
@@ -178,7 +178,7 @@ class Run:
                 continue
             f = ln.split()
             if f[0] == "@boot":
-                self.boot = tuple(int(x) for x in f[1:7])
+                self.boot = tuple(int(x) for x in f[1:8])
             elif f[0] == "@start":
                 self.starts.append(int(f[1]))
             elif f[0] == "@end":
@@ -333,8 +333,8 @@ class Campaign:
                              self.seed * 100003 + self.runs, self.runs)
                 self.last = r
                 why = r.failure()
-                if why is None and self.interp.frozen and r.boot[5] != 1:
-                    raise BenchError("%s: the worker does not see frozen_id" % self.interp.exe)
+                if why is None:
+                    check_frozen(self.interp, r)
                 if why is not None:
                     self.failure = "power-on %d: %s" % (self.runs, why)
                     break
@@ -470,9 +470,19 @@ def heap_after_boot(interp, full, seed=5):
     if why:
         raise BenchError("%s does not boot on the full journal at %s: %s"
                          % (interp.exe, FILL_HEAP, why))
-    if interp.frozen and r.boot[5] != 1:
-        raise BenchError("%s: the worker does not see frozen_id" % interp.exe)
+    check_frozen(interp, r)
     return r.boot[2], r.boot[4]
+
+
+def check_frozen(interp, r):
+    """A frozen image runs its frozen firmware: frozen_id imports and no
+    .mpy folder of the firmware is on sys.path (it would shadow it)."""
+    if interp.frozen and (r.boot[5] != 1 or r.boot[6] != 0):
+        raise BenchError("%s: the worker %s" % (interp.exe, "does not see frozen_id"
+                                                if r.boot[5] != 1 else
+                                                "has build/mpy/device on sys.path"))
+    if not interp.frozen and (r.boot[5] != 0 or r.boot[6] != 1):
+        raise BenchError("%s: the worker does not run the .mpy firmware" % interp.exe)
 
 
 def measure(interp, full, rounds, cut_every, seed, log=None):

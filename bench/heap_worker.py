@@ -23,7 +23,8 @@
 # deleted a segment, then ROUNDS rounds more.
 #
 # Lines for the driver start with "@" (the rest is the board's console):
-#   @boot <round> <state> <heap in use> <heap total> <heap before the firmware> <frozen 0/1>
+#   @boot <round> <state> <heap in use> <heap total> <heap before the firmware>
+#         <frozen_id imports 0/1> <a .../device folder on sys.path 0/1>
 #   @start <round>            a round began (shake taken)
 #   @end <round> paid <d1><d2><d3> | @end <round> void <reason>
 #   @meters <rounds> <paid> <voids>
@@ -257,8 +258,12 @@ def main():
     from sicbo import signals as S
 
     gc.collect()
+    on_path = 0  # the firmware's .mpy folder on sys.path (never with a frozen image)
+    for p in sys.path:
+        if p.endswith("/device"):
+            on_path = 1
     print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
-          before, frozen)
+          before, frozen, on_path)
     meters(ctl)
     started = 0
     try:
