@@ -1,7 +1,7 @@
 """The smallest heap the table runs in, bisected (issue 8, items 3 and 5).
 
     .venv/bin/python bench/board_heap.py [--micropython EXE ...] [--all]
-        [--rounds 1000] [--cut-every 10] [--seed 5] [--quick] [-v]
+        [--rounds 1000] [--cut-every 10] [--seed 5] [--step 1] [--quick] [-v]
 
 For each interpreter (default: the ESP32-faithful VM build/vm32/sim/micropython;
 `--all`: that one, the VM with the firmware frozen in, build/vm32/frozen/
@@ -429,8 +429,9 @@ def campaign(interp, full, heap_bytes, rounds, cut_every, seed, log=None):
     return c
 
 
-def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None):
-    """(smallest heap in KiB, its campaign, {KiB: campaign} of every probe)."""
+def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None, step=1):
+    """(smallest heap in KiB, its campaign, {KiB: campaign} of every probe),
+    to `step` KiB."""
     tried = {}
 
     def ok(kib):
@@ -442,15 +443,16 @@ def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None):
                      c.runs, c.cuts, c.seconds), flush=True)
         return tried[kib].failure is None
 
+    step = max(1, step)
     lo = max(1, in_use // 1024)  # the live data alone needs more than this
-    hi = lo + 16
+    hi = lo + max(16, 2 * step)
     while not ok(hi):
         lo = hi
         hi = lo + 2 * (hi - (in_use // 1024))
         if hi > MAX_HEAP_KIB:
             return None, None, tried
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
+    while hi - lo > step:
+        mid = lo + (hi - lo) // (2 * step) * step or lo + step
         if ok(mid):
             hi = mid
         else:
@@ -485,34 +487,34 @@ def check_frozen(interp, r):
         raise BenchError("%s: the worker does not run the .mpy firmware" % interp.exe)
 
 
-def measure(interp, full, rounds, cut_every, seed, log=None):
+def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
     """Every figure for one interpreter (a dict)."""
     in_use, before = heap_after_boot(interp, full, seed)
     PRINT("%s" % interp.describe())
     PRINT("  heap in use after boot on the full journal: %d bytes (%.1f KiB), of which %.1f "
           "KiB before the firmware (the interpreter, this bench's worker, the simulated "
           "machine)" % (in_use, in_use / 1024, before / 1024), flush=True)
-    kib, best, tried = smallest_heap(interp, full, in_use, rounds, cut_every, seed, log)
+    kib, best, tried = smallest_heap(interp, full, in_use, rounds, cut_every, seed, log, step)
     fig = {"exe": interp.exe, "bits": interp.bits, "frozen": interp.frozen,
            "in_use": in_use, "before_firmware": before, "smallest_kib": kib,
            "rounds": rounds, "tried": {k: c.failure for k, c in tried.items()}}
     if kib is None:
         PRINT("  smallest heap: none up to %d KiB" % MAX_HEAP_KIB)
         return fig
-    below = tried.get(kib - 1)
+    below = tried.get(max([k for k in tried if k < kib] or [0]))
     fig.update(cuts=best.cuts, runs=best.runs, paid=getattr(best, "paid", 0),
                voids=getattr(best, "voids", 0), power_voids=getattr(best, "power_voids", 0),
                below=below.failure if below is not None else None,
                max_boot_heap=max(best.boot_heaps) if best.boot_heaps else 0)
     board = interp.board_heap()
     PRINT("  smallest heap that boots on a full journal and plays %d rounds with power cuts: "
-          "%d KiB (%d bytes): %d power-ons, %d cuts (in states %s), paid %d, void %d "
+          "%d KiB (%d bytes, to %d KiB): %d power-ons, %d cuts (in states %s), paid %d, void %d "
           "(%d by the resumption), %.1f s"
-          % (rounds, kib, kib * 1024, best.runs, best.cuts,
+          % (rounds, kib, kib * 1024, step, best.runs, best.cuts,
              ",".join("%s:%d" % (k, v) for k, v in sorted(best.cut_states.items())),
              fig["paid"], fig["voids"], fig["power_voids"], best.seconds))
     if below is not None:
-        PRINT("    at %d KiB: %s" % (kib - 1, below.failure))
+        PRINT("    at %d KiB: %s" % (int(below.heap) // 1024, below.failure))
     PRINT("  the board's heap on this interpreter: %d bytes (%.1f KiB): %s"
           % (board, board / 1024, "fits, %.1f KiB to spare" % (board / 1024 - kib)
              if kib * 1024 <= board else "does NOT fit, %.1f KiB short" % (kib - board / 1024)),
@@ -533,10 +535,14 @@ def main(argv=None):
     ap.add_argument("--cut-every", type=int, default=10,
                     help="mean rounds between power cuts (default 10)")
     ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--quick", action="store_true", help="200 rounds per campaign")
+    ap.add_argument("--step", type=int, default=1,
+                    help="the bisection's resolution in KiB (default 1)")
+    ap.add_argument("--quick", action="store_true",
+                    help="200 rounds per campaign, 2 KiB steps")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     rounds = 200 if args.quick and args.rounds == 1000 else args.rounds
+    step = 2 if args.quick and args.step == 1 else args.step
     exes = list(args.micropython)
     missing = []
     if args.all:
@@ -570,7 +576,7 @@ def main(argv=None):
             figs = []
             for it in interps:
                 figs.append(measure(it, full, rounds, args.cut_every, args.seed,
-                                    PRINT if args.verbose else None))
+                                    PRINT if args.verbose else None, step))
         finally:
             shutil.rmtree(full, ignore_errors=True)
     except BenchError as e:
