@@ -18,6 +18,7 @@
 # two repeats nothing on boot: the records say what was decided.
 
 import time
+from binascii import hexlify
 
 from micropython import const
 from shell import WallClock
@@ -25,9 +26,7 @@ from shell import WallClock
 from hw.switches import EDGE, FAULT, RECOVER
 from sicbo import events as E
 from sicbo import journal, recall, settle, signals
-from sicbo.logtext import journal_line, message_text
 from sicbo.round import RoundMachine
-from sicbo.texts import STATE_NAMES
 
 POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
 READER_MS = const(20)
@@ -161,13 +160,18 @@ class Controller:
         # a rotation inside append() has fed them already, see checkpoint).
         self._feed_recall()
         if self.log is not None:
-            # After acting: the log is for people and may allocate.
+            # After acting, compact: "J <record in hex>" per record and
+            # "D <message> <detail>" per dealer message. The texts stay off
+            # the board's heap: the host renders these lines (host_tools.console:
+            # sicbo console, the demo) with the firmware's own sicbo.logtext.
             if m.rec_len:
-                for rec in journal.Scanner().scan(m.records()):
-                    self.log(journal_line(rec, self.table))
+                mv = m.records()
+                for off in range(0, m.rec_len, journal.REC_LEN):
+                    self.log("J " + hexlify(mv[off:off + journal.REC_LEN]).decode())
             for i in range(n):
-                if cm[i << 2] == E.C_SHOW:
-                    self.log("dealer: " + message_text(cm[(i << 2) + 1], cm[(i << 2) + 2]))
+                k = i << 2
+                if cm[k] == E.C_SHOW:
+                    self.log("D %d %d" % (cm[k + 1], cm[k + 2]))
 
     # ---- the periodic passes -----------------------------------------------
 
@@ -260,22 +264,20 @@ class Controller:
     # ---- what diag and the host ask -----------------------------------------
 
     def status(self):
+        """The round as numbers (state ST_*, message M_*/R_* and its detail):
+        for the REPL; sicbo.texts names them."""
         m = self.m
         return {
-            "state": STATE_NAMES[m.state],
+            "state": m.state,
             "round": m.round,
             "boot": m.boot,
             "seq": m.seq,
             "alarm": m.alarm,
             "violation": m.violation,
             "faults": m.faults,
-            "message": _message(self.message, self.detail),
+            "message": (self.message, self.detail),
             "dice": list(m.dice) if m.has_result else None,
         }
-
-
-def _message(code, detail):
-    return message_text(code, detail)
 
 
 controller = None  # type: Controller | None  # the running one, for the REPL

@@ -198,7 +198,8 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
 
         hw.watchdog = Watchdog(WDT(timeout=board.timings["watchdog_ms"]), ticks_ms=ticks_ms)
     app.controller = ctl
-    say("sicbo: %s, round %d, state %s" % (cfg.name, ctl.m.round, ctl.status()["state"]))
+    # The state as its number (sicbo.events ST_*): its name would load texts.
+    say("sicbo: %s, round %d, state %d" % (cfg.name, ctl.m.round, ctl.m.state))
     # The board file's data served start-up only (the adapters are built):
     # its pin map, timings and warnings go back to the heap.
     ctl.board = None

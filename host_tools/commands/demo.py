@@ -16,6 +16,7 @@ import time
 
 from host_tools import REPO
 from host_tools.cli import UsageError
+from host_tools.console import render
 
 NAME = "demo"
 HELP = "start a virtual board, deploy the firmware to it and play rounds (make run)"
@@ -55,9 +56,10 @@ def add_arguments(p):
 class Console:
     """What the board prints on its serial port, shown as it comes."""
 
-    def __init__(self, port, out):
+    def __init__(self, port, out, table=None):
         self.port = port
         self.out = out
+        self.table = table  # SettlementTable: the compact lines rendered with it
         self.lines = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="demo-console", daemon=True)
@@ -86,7 +88,7 @@ class Console:
                             text = line.decode("utf-8", "replace").rstrip("\r")
                             if text.strip():
                                 self.lines.append(text)
-                                self.out("  board | " + text)
+                                self.out("  board | " + render(text, self.table))
             except (OSError, serial.SerialException):
                 time.sleep(0.2)  # the port comes and goes with power cuts
 
@@ -238,7 +240,7 @@ def run(args):
             report = deploy(vb.port, args.board, args.table,
                             log=lambda t: out("deploy: " + t))
             out("deploy: " + report.summary())
-            console = Console(vb.port, out)
+            console = Console(vb.port, out, table)
             console.start()
             wait_app(client, frames)
             dealer = Dealer(client, names, args.pace, rng, out)

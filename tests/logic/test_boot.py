@@ -138,7 +138,7 @@ def fault_boot(folder, journal_dir, log_fault=None):
 
     def logger(line):
         log.append(line)
-        if log_fault is not None and line.startswith("journal"):
+        if log_fault is not None and line.startswith("J "):
             raise log_fault
 
     try:

@@ -1,0 +1,45 @@
+"""`sicbo console`: the board's serial console for people. The controller
+prints journal records and dealer messages compactly (host_tools/console.py);
+this shows them as text, as they come. Ctrl-C stops."""
+
+import sys
+import time
+
+from host_tools.cli import UsageError
+from host_tools.console import render
+from host_tools.rules import add_table_argument, load_table
+
+NAME = "console"
+HELP = "show the board's serial console, journal records and dealer messages as text"
+
+
+def add_arguments(p):
+    p.add_argument("--port", required=True, help="serial port (or a virtual board's pty)")
+    add_table_argument(p)
+    p.add_argument("--raw", action="store_true", help="also print each line as received")
+
+
+def run(args):
+    import serial  # pyserial, installed with mpremote
+
+    _cfg, table = load_table(args.table)
+    buf = b""
+    try:
+        with serial.Serial(args.port, 115200, timeout=0.2) as s:
+            while True:
+                data = s.read(512)
+                if not data:
+                    continue
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    text = line.decode("utf-8", "replace").rstrip("\r")
+                    if args.raw:
+                        print("  raw | " + text)
+                    print(render(text, table))
+                    sys.stdout.flush()
+    except (OSError, serial.SerialException) as e:
+        raise UsageError("cannot read %s: %s" % (args.port, e)) from None
+    except KeyboardInterrupt:
+        time.sleep(0)
+    return 0

@@ -1,0 +1,42 @@
+"""The board's compact console lines (device/app.py) rendered on the host
+(host_tools/console.py, `sicbo console`): the same text the firmware's
+sicbo.logtext gives, and anything else left as it is."""
+
+import binascii
+
+from host_tools.console import render
+from host_tools.rules import load_table
+from sicbo import events as E
+from sicbo import journal, logtext
+
+
+def _line(rec):
+    return "J " + binascii.hexlify(rec).decode()
+
+
+def test_a_journal_record_renders_as_logtext_says():
+    _cfg, table = load_table(None)
+    rec = journal.encode(E.J_RESULT, 37, 5, 2, 1000, 86400, bytes((1, 1, 3, 0, 0, 0, 0, 0)))
+    text = render(_line(rec), table)
+    assert text == logtext.journal_line(journal.Record(rec, 0), table)
+    assert "result" in text and "1-1-3" in text and "2000-01-02" in text
+
+
+def test_a_dealer_message_renders_with_its_detail():
+    assert render("D %d 2" % E.M_DICE_SO_FAR) == "dealer: " + logtext.message_text(
+        E.M_DICE_SO_FAR, 2)
+    assert "2 of 3" in render("D %d 2" % E.M_DICE_SO_FAR)
+
+
+def test_damaged_and_other_lines_are_shown_as_they_are():
+    rec = bytearray(journal.encode(E.J_BELL, 3, 1, 1, 5, None))
+    rec[9] ^= 1  # the CRC no longer matches
+    assert render(_line(rec)).endswith("(not a valid record)")
+    assert render("J zz") == "J zz"
+    assert render("D 4") == "D 4"
+    assert render("sicbo: FAULT in stage 2: MemoryError") == "sicbo: FAULT in stage 2: MemoryError"
+
+
+def test_the_running_line_names_its_state():
+    assert render("sicbo: Macau 2004, round 12, state %d" % E.ST_IDLE) == (
+        "sicbo: Macau 2004, round 12, state idle")
