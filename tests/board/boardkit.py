@@ -323,6 +323,11 @@ class Board:
         self.round += 1
 
 
+def is_idle(state: str) -> bool:
+    """The running line's state: its number (sicbo.events ST_*) or name."""
+    return state in (str(E.ST_IDLE), "idle")
+
+
 def settled(records: list[journal.Record]) -> dict[int, list[str]]:
     """round -> how the journal ended it (paid, void), each record once."""
     out: dict[int, list[str]] = {}
