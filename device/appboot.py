@@ -133,9 +133,22 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     say = log if log is not None else print  # log None: no journal lines, these still
     boot.stage = shell.F_FILES
     try:
-        board, cfg = shell.load(board_path, table_path)
-        table = settle.SettlementTable(cfg)
         config_id = file_digest(board_path, table_path)
+        from sicbo import cache
+
+        cache_path = board_path[:board_path.rfind("/") + 1] + shell.CACHE_NAME
+        got = cache.load(cache_path, config_id)
+        if got is None:
+            # No cache of these files: parse them (the parsers are loaded
+            # only for this), and keep the result for the next boots.
+            board, cfg = shell.load(board_path, table_path)
+            if not cache.save(cache_path, board, cfg, config_id):
+                say("sicbo: cannot write %s: the next boot parses the files again"
+                    % cache_path)
+        else:
+            board, cfg = got
+        del got, cache
+        table = settle.SettlementTable(cfg)
     except (OSError, ValueError) as e:
         msg = str(e) if isinstance(e, ConfigError) else "cannot read %s or %s: %r" % (
             board_path, table_path, e)

@@ -14,6 +14,7 @@ from sicbo import dates
 BOARD_FILE = "/board.json"
 TABLE_FILE = "/table.json"
 JOURNAL_DIR = "/journal"
+CACHE_NAME = "config.cache"  # beside the board file: sicbo/cache.py
 _RTC_VALID_YEAR = const(2025)  # an RTC before this year was never set
 
 # Start-up only: dropped by unload_boot() once the table runs.
@@ -99,7 +100,7 @@ def read_json(path):
 
 # The file parsers (and the area catalogue they use): done with once the
 # files are read and the settlement table built (unload_boot(PARSERS)).
-PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas")
+PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas", "sicbo.cache")
 
 
 def load(board_path=BOARD_FILE, table_path=TABLE_FILE):

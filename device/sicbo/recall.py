@@ -141,6 +141,7 @@ class Recall:
         self.order = RoundState()
         self.damaged = 0
         self.damage = []  # [(seq, type, code E.BAD_*)], the last `keep`
+        self._rec = None  # the Record _take decodes each record into
         self.checkpoints = 0
 
     def feed(self, data):
@@ -158,7 +159,13 @@ class Recall:
             if self.meters.load(memoryview(data)[off + journal.HEADER:end]):
                 self.checkpoints += 1
             return
-        rec = journal.Record(data, off)
+        # One Record, decoded anew for each record: a boot replays hundreds,
+        # and what recall keeps of them are numbers, never the Record.
+        rec = self._rec
+        if rec is None:
+            rec = self._rec = journal.Record(data, off)
+        else:
+            rec.__init__(data, off)
         if code:
             self.damaged += 1
             self.damage.append((rec.seq, rec.type, code))
@@ -180,7 +187,6 @@ class Recall:
         """Count one record that passed the checks (feed() checks)."""
         t = rec.type
         mt = self.meters
-        when = (rec.boot, rec.ticks, rec.wall)
         if t == E.J_METERS:
             if mt.load(rec.payload):
                 self.checkpoints += 1
@@ -218,6 +224,9 @@ class Recall:
             mt.add("holds")
         if info is None:
             return
+        if t == E.J_BELL or t == E.J_RESULT or t == E.J_CORRECTION or t == E.J_VOID or (
+                t == E.J_PAYOUT):
+            when = (rec.boot, rec.ticks, rec.wall)
         if t == E.J_BELL:
             info.bell = when
         elif t == E.J_RESULT:

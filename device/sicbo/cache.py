@@ -1,0 +1,106 @@
+# The checked configuration, kept on flash beside the files it came from, so
+# that a boot does not load the file parsers (sicbo.board, sicbo.config and
+# sicbo.areas: their code, their garbage and their interned names would stay
+# in the heap's history, the largest part of a boot's peak).
+#
+#   sicbo-config <format> <firmware> <config id> <sha256 of the rest>\n
+#   {"board": {...Board's fields}, "table": {...TableConfig's fields}}
+#
+# The config id is the first 6 bytes of the sha256 of board.json and
+# table.json (appboot.file_digest): a cache of other files, of another
+# firmware version, or whose body does not hash to its header is not used,
+# and the files are parsed again. `sicbo deploy` writes it with the same
+# dump() (the host imports this package); a board that finds no usable cache
+# parses the files and writes one. Boot-only: dropped once the table runs.
+
+import json
+
+from sicbo import FIRMWARE_VERSION
+from sicbo.settings import Board, TableConfig
+
+FORMAT = "1"
+_MAGIC = "sicbo-config"
+
+
+def _plain(v):
+    # bytes -> {"bytes": [...]}, tuples -> lists: what JSON holds.
+    if isinstance(v, (bytes, bytearray)):
+        return {"bytes": list(v)}
+    if isinstance(v, (tuple, list)):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
+
+
+def _back(v):
+    # The inverse: lists become tuples again (the parsers make tuples).
+    if isinstance(v, list):
+        return tuple(_back(x) for x in v)
+    if isinstance(v, dict):
+        if len(v) == 1 and "bytes" in v:
+            return bytes(v["bytes"])
+        return {k: _back(x) for k, x in v.items()}
+    return v
+
+
+def _fields(obj):
+    # Board.pins (pin -> field) serves the parser's duplicate check only.
+    return {k: _plain(v) for k, v in obj.__dict__.items() if k != "pins"}
+
+
+def dump(board, cfg, config_id):
+    """The cache's text for a parsed Board and TableConfig of the files whose
+    appboot.file_digest is config_id (6 bytes)."""
+    import hashlib
+    from binascii import hexlify
+
+    body = json.dumps({"board": _fields(board), "table": _fields(cfg)})
+    digest = hexlify(hashlib.sha256(body.encode()).digest()).decode()
+    return "%s %s %s %s %s\n%s" % (_MAGIC, FORMAT, FIRMWARE_VERSION,
+                                   hexlify(config_id).decode(), digest, body)
+
+
+def load(path, config_id):
+    """(Board, TableConfig) from the cache at path, or None when there is
+    none or it is not for these files, this firmware, or intact."""
+    import hashlib
+    from binascii import hexlify
+
+    try:
+        with open(path) as f:
+            head = f.readline().split()
+            if (len(head) != 5 or head[0] != _MAGIC or head[1] != FORMAT
+                    or head[2] != FIRMWARE_VERSION
+                    or head[3] != hexlify(config_id).decode()):
+                return None
+            body = f.read()
+    except OSError:
+        return None
+    if hexlify(hashlib.sha256(body.encode()).digest()).decode() != head[4]:
+        return None
+    try:
+        d = json.loads(body)
+        board = Board()
+        for k, v in d["board"].items():
+            setattr(board, k, _back(v))
+        cfg = TableConfig()
+        for k, v in d["table"].items():
+            setattr(cfg, k, _back(v))
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return board, cfg
+
+
+def save(path, board, cfg, config_id):
+    """Write the cache; False (and nothing changed) if the filesystem refuses."""
+    text = dump(board, cfg, config_id)
+    try:
+        with open(path + ".new", "w") as f:
+            f.write(text)
+        import os
+
+        os.rename(path + ".new", path)
+    except OSError:
+        return False
+    return True
