@@ -103,9 +103,7 @@ class RoundBase(RoundState):
         buf[p + 2] = p2
         buf[p + 3] = p3
         buf[p + 4] = p4
-        buf[p + 5] = p5
-        buf[p + 6] = 0
-        buf[p + 7] = 0
+        buf[p + 5] = p5  # p6, p7: always 0
         self.rec_len = off + journal.REC_LEN
         self._apply(buf, off)
 

@@ -46,8 +46,7 @@ class RoundEntry(RoundBase):
                 self._entry_reset()
                 self._show(E.M_VOID_CANCELLED)
             else:
-                self.entry_mode = ENTRY_VOID
-                self.entry_n = 0
+                self.entry_mode = ENTRY_VOID  # the faces keyed so far wait
                 self.void_reason = 0
                 self._show(E.M_VOID_REASON)
         elif st == E.ST_HOLD:

@@ -37,6 +37,7 @@ def test_recall_rounds_with_dice_voids_corrections_and_times():
     assert ("SINGLE_2", 1) in r1.winning_areas(r.m.table)
     assert r2.status == "void" and r2.void_reason == E.V_LEANING and r2.dice is None
     assert r2.first_dice is None and r2.void_policy == 0 and r1.void_policy == 0
+    assert r2.result_time is None and r4.bell is None and r4.corrections == []
     assert r1.void_reason == 0 and r1.hold is None and r1.reader is None
     assert r1.bell is not None and r1.started[1] < r1.bell[1] < r1.result_time[1]
     assert r2.winning_areas(r.m.table) == []
@@ -127,10 +128,13 @@ def test_recall_of_a_held_round_and_the_holds_meter():
     r.ev(E.EV_VOID)
     r.ev(E.EV_FACE, 3)
     r.ev(E.EV_CONFIRM)
+    r.ev(E.EV_PAYOUT)  # refused: nothing to pay
+    r.ev(E.EV_SHAKE)  # refused: cover off
     rc = Recall(r.m.table)
     rc.feed(bytes(r.journal))
     info = rc.last()[0]
     assert info.hold == ((1, 2, 3), (1, 2, 5)) and info.reader == (1, 2, 5)
+    assert rc.meters.get("refusals") == 1
     assert info.status == "void" and info.void_policy == 1 and info.void_reason == E.V_OTHER
     assert rc.meters.get("holds") == 1 and rc.meters.get("voids") == 1
     assert rc.damaged == 0 and rc.damage == []

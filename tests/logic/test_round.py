@@ -92,7 +92,7 @@ def test_bell_rings_and_closes_betting():
     r.to_open()
     r.ev(E.EV_BELL)
     assert r.types() == [E.J_BELL]
-    assert r.has(E.C_BELL) == (E.C_BELL, 1500, 0, 0)
+    assert r.has(E.C_BELL) == (E.C_BELL, 1500, 0, 0) and r.shown() == [E.M_BETS_CLOSED]
     assert r.m.state == E.ST_CLOSED
     assert not r.lamp("PLACE_BETS")
 

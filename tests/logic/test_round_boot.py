@@ -82,3 +82,14 @@ def test_a_fresh_machine_fed_nothing_boots_idle_at_round_zero():
     assert n > 0 and [x.type for x in recs] == [E.J_BOOT]
     assert (recs[0].seq, recs[0].round, recs[0].boot) == (1, 0, 1)
     assert m.open_seq == 0 and m.state == E.ST_IDLE and not m.alarm
+
+
+def test_resume_after_the_bell_with_the_cover_lifted_is_result_entry():
+    r = Rig()
+    r.to_open()
+    r.ev(E.EV_BELL)
+    b = _booted(r, cover=0)
+    assert b.types() == [E.J_BOOT, E.J_COVER_OFF] and b.m.state == E.ST_RESULT
+    assert b.shown() == [E.M_ENTER_DICE]
+    b = _booted(r, cover=1)
+    assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_CLOSED

@@ -117,6 +117,14 @@ def test_reader_agreeing_with_dealer_settles():
     assert r.types() == [E.J_READER]
     r.enter(1, 2, 3)
     assert r.types() == [E.J_RESULT] and r.m.state == E.ST_PAYING
+    # Any order of the same three dice agrees (each order the sort must fix).
+    for reader in ((1, 2, 3), (1, 3, 2), (2, 1, 3), (2, 3, 1), (3, 1, 2), (3, 2, 1)):
+        for dealer in ((2, 3, 1), (3, 2, 1), (1, 3, 2)):
+            r = Rig()
+            r.to_result()
+            r.reader(*reader)
+            r.enter(*dealer)
+            assert r.types() == [E.J_RESULT], (reader, dealer)
 
 
 def test_reader_disagreeing_holds_for_supervisor():
@@ -188,3 +196,16 @@ def test_reader_refusal_names_the_die_out_of_range():
         assert r.types() == [E.J_REFUSED] and r.recs[0].p(0) == E.R_DICE_RANGE
         assert r.recs[0].p(1) == bad, dice
     assert not r.m.has_reader and r.m.reader_ignored == 3
+
+
+def test_a_cancelled_void_starts_the_dice_entry_again():
+    r = Rig()
+    r.to_result()
+    r.ev(E.EV_FACE, 4)
+    r.ev(E.EV_FACE, 5)
+    r.ev(E.EV_VOID)
+    r.ev(E.EV_FACE, 2)  # a void reason, not a face
+    r.ev(E.EV_VOID)  # cancelled: the entry starts again
+    assert r.m.entry_n == 0 and r.shown() == [E.M_VOID_CANCELLED]
+    r.enter(4, 5, 6)
+    assert r.types() == [E.J_RESULT] and r.recs[0].dice() == (4, 5, 6)
