@@ -53,8 +53,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from host_tools import REPO, heaps  # noqa: E402  (puts device/ on sys.path)
+from host_tools.constfold import fold_file  # noqa: E402
 from host_tools.mprun import BUILD, compile_trees  # noqa: E402
-from host_tools.mpycheck import mpy_cross  # noqa: E402
+from host_tools.mpycheck import OPT, mpy_cross  # noqa: E402
 from sicbo import events as E  # noqa: E402
 from sicbo import journal  # noqa: E402
 
@@ -165,8 +166,11 @@ def compile_all():
     for tree in ("device", "sim"):
         shutil.copytree(os.path.join(BUILD, tree), os.path.join(root, tree))
     os.makedirs(os.path.join(root, "bench"))
-    subprocess.run([mpy_cross(), "-s", "heap_worker.py", "-o",
-                    os.path.join(root, "bench", "heap_worker.mpy"), WORKER], check=True)
+    # Compiled as the firmware is (constants folded, -O3): the worker's own
+    # use of sicbo.events must not load a module the firmware no longer does.
+    folded = fold_file(WORKER, os.path.join(root, "folded", "heap_worker.py"))
+    subprocess.run([mpy_cross(), *OPT, "-s", "heap_worker.py", "-o",
+                    os.path.join(root, "bench", "heap_worker.mpy"), folded], check=True)
     SNAPSHOT["root"] = root
     return root
 

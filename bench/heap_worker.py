@@ -39,6 +39,11 @@ _BASE = gc.mem_alloc()
 
 import machine  # noqa: E402  (the simulated one: frozen in, or build/mpy/sim)
 
+# Folded away when compiled as the firmware is (host_tools.constfold): these
+# lines then load nothing, as the firmware's own do not.
+from sicbo import events as E  # noqa: E402
+from sicbo import signals as S  # noqa: E402
+
 _MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
 # Inputs in sicbo.signals order; the physical ones a cut leaves as they are.
 _SIGNALS = 15
@@ -135,7 +140,7 @@ class Rig:
         self.step(w if w > 1 else 1)
 
 
-def play(rig, rng, E, S):
+def play(rig, rng):
     """From the state the board is in to the end of one round. Returns the
     id of the round started here, or 0 if the round was resumed."""
     m = rig.ctl.m
@@ -247,6 +252,11 @@ def main():
     ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
                              cause=machine.reset_cause(), rtc=machine.RTC(),
                              ticks_ms=machine.sim_ticks_ms, log=print)
+    if boot.restart:
+        # The files were checked and cached (sicbo/cache.py): a board resets
+        # here; the next power-on, a new process, runs the table.
+        print("@restart")
+        sys.exit(4)
     del appboot, boot
     shell.unload_boot()
     del shell
@@ -254,8 +264,6 @@ def main():
         print("@refused")
         sys.exit(2)
     rig.ctl = ctl
-    from sicbo import events as E
-    from sicbo import signals as S
 
     gc.collect()
     on_path = 0  # the firmware's .mpy folder on sys.path (never with a frozen image)
@@ -271,7 +279,7 @@ def main():
             if ctl.m.state == E.ST_IDLE and started >= rounds and (
                     ctl.store.deleted or not fill):
                 break
-            if play(rig, rng, E, S) and (ctl.store.deleted or not fill):
+            if play(rig, rng) and (ctl.store.deleted or not fill):
                 started += 1
     except Cut:
         rig.save_levels()

@@ -140,11 +140,14 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
         got = cache.load(cache_path, config_id)
         if got is None:
             # No cache of these files: parse them (the parsers are loaded
-            # only for this), and keep the result for the next boots.
+            # only for this), keep the result, and start again: the boot
+            # that runs the table never has the parsers' garbage in its heap.
             board, cfg = shell.load(board_path, table_path)
-            if not cache.save(cache_path, board, cfg, config_id):
-                say("sicbo: cannot write %s: the next boot parses the files again"
-                    % cache_path)
+            if cache.save(cache_path, board, cfg, config_id):
+                say("sicbo: configuration checked and kept in %s: restarting" % cache_path)
+                boot.restart = True
+                return None
+            say("sicbo: cannot write %s: starting from the parsed files" % cache_path)
         else:
             board, cfg = got
         del got, cache

@@ -148,6 +148,7 @@ class Boot:
         self.hw = None
         self.table = None
         self.ctl = None  # once the journal has been replayed: it may add a record
+        self.restart = False  # the files were checked and cached: start again
 
 
 def failed_boots(path=FAULT_FILE):
@@ -260,6 +261,8 @@ def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR,
         if boot.hw is not None:
             boot.hw.all_off()
         raise
+    except SystemExit:
+        raise  # a reset under way (the unix port's machine.reset() raises it)
     except BaseException as e:  # noqa: BLE001 - contain everything, then reset
         try:
             record_fault(boot, e, boot.stage)
@@ -283,6 +286,8 @@ def _run(boot, board_path, table_path, journal_dir, log, ticks_ms):
                              ticks_ms=ticks_ms, log=log)
     del appboot
     unload_boot()
+    if boot.restart:
+        machine.reset()  # the configuration is cached: the next boot runs the table
     if ctl is None:
         return None
     ctl.fault_file = boot.fault_file

@@ -22,7 +22,8 @@ import re
 import subprocess
 import sys
 
-from host_tools import REPO, heaps
+from host_tools import REPO, constfold, heaps
+from host_tools.constfold import fold_file
 from host_tools.mpycheck import OPT, mpy_cross, sources
 
 BUILD = os.path.join(REPO, "build", "mpy")
@@ -48,16 +49,21 @@ def micropython():
 
 
 def compile_trees(build=BUILD):
-    """mpy-cross every .py of TREES into build/, skipping up-to-date ones."""
+    """mpy-cross every .py of TREES into build/, skipping up-to-date ones,
+    as deploy compiles them for a board: constants folded (host_tools.constfold),
+    then mpy-cross with the board's options."""
     jobs = []
+    folded = os.path.join(REPO, "build", "folded")
     for tree in TREES:
         for src in sources(os.path.join(REPO, tree)):
             rel = os.path.relpath(src, REPO)
             dest = os.path.join(build, rel[:-3] + ".mpy")
-            if os.path.exists(dest) and os.path.getmtime(dest) >= os.path.getmtime(src):
+            if os.path.exists(dest) and os.path.getmtime(dest) >= max(
+                    os.path.getmtime(src), _fold_inputs_mtime()):
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            jobs.append([mpy_cross(), *OPT, "-s", os.path.basename(src), "-o", dest, src])
+            tmp = fold_file(src, os.path.join(folded, rel))
+            jobs.append([mpy_cross(), *OPT, "-s", os.path.basename(src), "-o", dest, tmp])
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         for cmd, r in zip(jobs, pool.map(
                 lambda c: subprocess.run(c, capture_output=True, text=True), jobs), strict=True):
@@ -71,6 +77,12 @@ def compile_trees(build=BUILD):
                 if f.endswith(".mpy") and not os.path.exists(os.path.join(REPO, rel[:-4] + ".py")):
                     os.remove(os.path.join(top, f))
     return build
+
+
+def _fold_inputs_mtime():
+    """A change of the folded modules' constants recompiles everything."""
+    return max(os.path.getmtime(os.path.join(REPO, "device", *m.split(".")) + ".py")
+               for m in constfold.MODULES)
 
 
 def heap_for(folder, name, default, controller=CONTROLLER_HEAP):

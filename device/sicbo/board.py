@@ -19,7 +19,8 @@
 # invert) and Board.keys says where each one is.
 
 from sicbo.errors import ConfigError, key_name
-from sicbo.settings import INPUT_SIGNALS, Board
+from sicbo.settings import Board
+from sicbo.signals import INPUT_SIGNALS
 
 OUTPUT_SIGNALS = ("solenoid", "shaker_motor", "bell")
 REQUIRED_OUTPUTS = ("bell",)

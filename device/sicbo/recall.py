@@ -24,15 +24,17 @@ RECALL_ROUNDS = const(10)
 _COUNTERS = ("rounds", "paid", "voids", "alarms", "violations", "corrections",
              "refusals", "holds")
 _NCOUNT = const(8)
+_MAKE_AHEAD = const(32)
 
 
 class RoundInfo:
     """One round as the journal tells it. Times: (boot, ticks, wall or None)."""
 
-    def __init__(self, rec):
-        self.round = rec.round
-        self.shaker = rec.p(0)
-        self.started = (rec.boot, rec.ticks, rec.wall)
+    def __init__(self, rec=None):
+        # rec None: a blank one, made ahead (Recall keeps them for later rounds).
+        self.round = rec.round if rec is not None else 0
+        self.shaker = rec.p(0) if rec is not None else 0
+        self.started = (rec.boot, rec.ticks, rec.wall) if rec is not None else None
         self.bell = None
         self.result_time = None
         self.ended = None
@@ -142,6 +144,9 @@ class Recall:
         self.damaged = 0
         self.damage = []  # [(seq, type, code E.BAD_*)], the last `keep`
         self._rec = None  # the Record _take decodes each record into
+        # On the board (a few rounds kept), every RoundInfo made now, before
+        # the replay; the host keeps many and makes them as it goes.
+        self._blank = [RoundInfo() for _ in range(keep)] if keep <= _MAKE_AHEAD else []
         self.checkpoints = 0
 
     def feed(self, data):
@@ -193,14 +198,19 @@ class Recall:
             return
         if t == E.J_ROUND:
             rounds = self.rounds
+            # A RoundInfo made ahead, or the oldest one made anew: a boot
+            # replaying a full journal allocates no RoundInfo (and its
+            # attribute table) on the heap the replay fragments.
             if len(rounds) >= self.keep:
-                # The oldest one, made anew: its attribute table exists
-                # already, so a boot replaying a full journal allocates
-                # no new RoundInfo on its fragmented heap.
                 info = rounds.pop(0)
-                info.__init__(rec)
+            elif self._blank:
+                info = self._blank.pop()
             else:
+                info = None
+            if info is None:
                 info = RoundInfo(rec)
+            else:
+                info.__init__(rec)
             rounds.append(info)
             mt.add("rounds")
             return

@@ -5,7 +5,6 @@
 # own (a live method keeps its whole module alive).
 
 # Inputs in signal-index order: named in sicbo/signals.py.
-from sicbo.signals import INPUT_SIGNALS  # noqa: F401
 
 
 class TableConfig:
@@ -50,7 +49,6 @@ class Board:
         self.warnings = []  # strings, each naming the field and the pin
 
     def input_index(self, signal):
-        return INPUT_SIGNALS.index(signal)
+        from sicbo.signals import INPUT_SIGNALS
 
-    def has_output(self, signal):
-        return signal in self.outputs
+        return INPUT_SIGNALS.index(signal)

@@ -108,13 +108,15 @@ class Table:
 
         import appboot
 
-        self.boot = shell.Boot()
-        self.log = []
-        self.printed = []
-        self.ctl = appboot.open_table(
-            self.boot, self.folder + "/board.json", self.folder + "/table.json", self.folder,
-            cause=machine.reset_cause(), rtc=machine.RTC(), ticks_ms=machine.sim_ticks_ms,
-            log=self.log.append)
+        for _power_on in range(2):  # a second one after the files were first cached
+            self.boot = shell.Boot()
+            self.log = []
+            self.ctl = appboot.open_table(
+                self.boot, self.folder + "/board.json", self.folder + "/table.json",
+                self.folder, cause=machine.reset_cause(), rtc=machine.RTC(),
+                ticks_ms=machine.sim_ticks_ms, log=self.log.append)
+            if not self.boot.restart:
+                break
         del appboot
         shell.unload_boot()
         if self.ctl is None:
