@@ -101,10 +101,15 @@ def open_table(folder, pins, log):
     machine.sim_attach_595(pins.spi, pins.latch, pins.row_bytes)
     import appboot
 
-    boot = shell.Boot()
-    ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
-                             cause=machine.reset_cause(), rtc=machine.RTC(),
-                             ticks_ms=machine.sim_ticks_ms, log=log)
+    for _power_on in range(2):
+        boot = shell.Boot()
+        ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
+                                 cause=machine.reset_cause(), rtc=machine.RTC(),
+                                 ticks_ms=machine.sim_ticks_ms, log=log)
+        if not getattr(boot, "restart", False):
+            break
+        # The files were checked and cached beside them (sicbo/cache.py): a
+        # board resets now (shell.start); here, start again at once.
     del appboot
     shell.unload_boot()
     return ctl

@@ -75,6 +75,7 @@ MAX_HEAP_KIB = 1024  # the bisection gives up above this
 PROCESS_TIMEOUT_S = 60
 STEPS_PER_ROUND = 42  # clock steps of a plain round (the worker's), for the cut's position
 CUT_EXIT = 3
+RESTART_EXIT = 4  # the first boot on new files caches them, then resets
 RESTART_EXIT = 4  # heap_worker: the files were checked and cached, the board resets
 PRINT = print
 
@@ -193,6 +194,8 @@ class Run:
         self.recall = []
         self.cut = None
         self.exit = None
+        self.restart = False
+        self.restarted = False
         for ln in self.lines:
             if not ln.startswith("@"):
                 continue
@@ -211,12 +214,16 @@ class Run:
                 self.cut = (int(f[1]), int(f[2]))
             elif f[0] == "@exit":
                 self.exit = tuple(int(x) for x in f[1:4])
+            elif f[0] == "@restart":
+                self.restart = True
 
     def failure(self):
         """Why this power-on failed, or None."""
         text = self.out + self.err
         if "MemoryError" in text:
             return _tail(text, "MemoryError")
+        if self.restart and self.rc == RESTART_EXIT and "Traceback" not in text:
+            return None
         if self.boot is None:
             return "no boot (exit %d): %s" % (self.rc, _tail(text))
         if "Traceback" in text:
@@ -239,6 +246,16 @@ def _tail(text, word=None):
 
 
 def power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
+    """One power-on; and, when the board restarts by itself (the files
+    checked and cached at their first boot), the power-on after it."""
+    r = _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no)
+    if r.restart and r.failure() is None:
+        r = _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no)
+        r.restarted = True
+    return r
+
+
+def _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
     env = {k: v for k, v in os.environ.items()
            if k not in ("SICBO_SIM_WIRE", "SICBO_SIM_RTC", "SICBO_MPY_ROOT")}
     env["MICROPYPATH"] = interp.path()

@@ -30,6 +30,7 @@
 #   @meters <rounds> <paid> <voids>
 #   @recall <round> <status> <dice or ->   (newest first, at a clean exit)
 #   @cut <step> <state>       the power goes now
+#   @restart                  the configuration was checked and cached: reset (exit 4)
 #   @exit <steps> <rounds> <deleted segments>
 import gc
 import sys
@@ -257,12 +258,18 @@ def main():
         # here; the next power-on, a new process, runs the table.
         print("@restart")
         sys.exit(4)
-    del appboot, boot
+    del appboot
     shell.unload_boot()
     del shell
     if ctl is None:
+        if getattr(boot, "restart", False):
+            # The files were checked and cached beside them: a board resets
+            # (shell.start), the next power-on runs the table.
+            print("@restart")
+            sys.exit(4)
         print("@refused")
         sys.exit(2)
+    del boot
     rig.ctl = ctl
 
     gc.collect()
