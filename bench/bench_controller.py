@@ -29,6 +29,7 @@ from benchkit import (  # noqa: E402
     Console,
     Pins,
     firmware_path,
+    first_power_on,
     fresh_folder,
     open_table,
     remove_folder,
@@ -132,6 +133,23 @@ def main():
     from machine import PWM, RTC, SPI, UART, WDT, Pin, Timer  # noqa: F401
 
     sim_code = heap() - base
+    STAGE[0] = "the first power-on on the files (checked, cached, reset)"
+
+    # The files, as deploy puts them, and their first boot: it checks them,
+    # caches them beside them (sicbo/cache.py) and resets; the bench then
+    # starts from a heap as that reset leaves it.
+    machine.sim_reset(ticks=1000)
+    machine.RTC().datetime(RTC_NOW)
+    folder = fresh_folder("bench")
+    write_files(folder)
+    pins = Pins(folder)
+    for i in range(len(pins.gpio)):
+        machine.sim_set(pins.gpio[i], pins.inv[i])  # every input off: keys up, dome open
+    console = Console()
+    first_power_on(folder, pins, console)
+    # And what that boot left: the names it interned (MicroPython never frees
+    # an interned name; a board's reset does), the firmware's among them.
+    sim_code = heap() - base
     STAGE[0] = "importing the firmware (app and the modules it keeps)"
 
     # The firmware's resident code: app and what it keeps loaded while the
@@ -149,14 +167,6 @@ def main():
     STAGE[0] = "starting up: appboot.open_table (files, adapters, journal, resume)"
 
     # Start-up, as main.py runs it, on the manual clock.
-    machine.sim_reset(ticks=1000)
-    machine.RTC().datetime(RTC_NOW)
-    folder = fresh_folder("bench")
-    write_files(folder)
-    pins = Pins(folder)
-    for i in range(len(pins.gpio)):
-        machine.sim_set(pins.gpio[i], pins.inv[i])  # every input off: keys up, dome open
-    console = Console()
     t = time.ticks_us()
     ctl = open_table(folder, pins, console)
     boot_us = time.ticks_diff(time.ticks_us(), t)
@@ -250,7 +260,8 @@ def main():
     print("heap in use once booted     %s (%d bytes), of which:" % (kib(booted), booted))
     print("  (the start-up's console lines and the bench's rig included; log: the board's "
           "console, kept 8 lines)")
-    print("  simulated machine         %s (a board's machine is built in: 0 there)"
+    print("  simulated machine         %s (a board's machine is built in: 0 there), and the "
+          "names the first power-on interned (a reset frees them; the firmware's among them)"
           % kib(sim_code))
     print("  firmware code (resident)  %s" % kib(code))
     print("  controller state          %s (and names left by start-up)" % kib(state))

@@ -115,6 +115,51 @@ def open_table(folder, pins, log):
     return ctl
 
 
+def first_power_on(folder, pins, log):
+    """The first boot on new files checks them and caches them beside them
+    (sicbo/cache.py), then the board resets. Run that boot, then forget every
+    module it loaded, as the reset does, so that what follows (a measured
+    start-up) starts from the heap a board has after it, every input off.
+    Returns True if it restarted (False: the table ran at once, or was
+    refused; closed)."""
+    import gc
+
+    import machine
+
+    before = set(sys.modules)
+    import shell
+
+    import appboot
+
+    machine.sim_attach_595(pins.spi, pins.latch, pins.row_bytes)
+    boot = shell.Boot()
+    ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
+                             cause=machine.reset_cause(), rtc=machine.RTC(),
+                             ticks_ms=machine.sim_ticks_ms, log=log, watchdog=False)
+    restarted = getattr(boot, "restart", False)
+    if ctl is not None:
+        ctl.hw.all_off()
+        ctl.store.close()
+    del ctl, boot, appboot, shell
+    for name in list(sys.modules):
+        if name not in before:
+            del sys.modules[name]
+            dot = name.rfind(".")
+            pkg = sys.modules.get(name[:dot]) if dot > 0 else None
+            if pkg is not None and hasattr(pkg, name[dot + 1:]):
+                delattr(pkg, name[dot + 1:])  # a package kept (sicbo) holds its submodules
+    # The reset: the machine forgets its IRQ handlers and timers (which hold
+    # that boot's objects) and its RTC; the pins are set again as they were
+    # (every input off), the clock as deploy sets it.
+    ticks = machine.sim_ticks_ms()
+    machine.sim_reset(ticks=ticks)
+    machine.RTC().datetime(RTC_NOW)
+    for i in range(len(pins.gpio)):
+        machine.sim_set(pins.gpio[i], pins.inv[i])
+    gc.collect()
+    return restarted
+
+
 class Console:
     """log= for the table: what a board prints on its serial port, of which
     the last few lines are kept (shown when a start-up is refused)."""
