@@ -528,6 +528,32 @@ def check_frozen(interp, r):
         raise BenchError("%s: the worker does not run the .mpy firmware" % interp.exe)
 
 
+def first_boot_kib(interp, step=1):
+    """The smallest heap (KiB) for the first power-on on new files (as after
+    a deploy): an empty journal, the files parsed, checked and cached, the
+    reset, then the table started from the cache. (KiB, failure just below)."""
+    def ok(kib):
+        folder = new_folder("first")
+        try:
+            r = power_on(interp, folder, kib * 1024, "play", 0, 0, 5, 0)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return r.failure()
+
+    lo, hi = 8, 256
+    if ok(hi) is not None:
+        return None, ok(hi)
+    why = None
+    while hi - lo > step:
+        mid = lo + (hi - lo) // (2 * step) * step or lo + step
+        w = ok(mid)
+        if w is None:
+            hi = mid
+        else:
+            lo, why = mid, w
+    return hi, why
+
+
 def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
     """Every figure for one interpreter (a dict)."""
     in_use, before = heap_after_boot(interp, full, seed)
@@ -535,9 +561,15 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
     PRINT("  heap in use after boot on the full journal: %d bytes (%.1f KiB), of which %.1f "
           "KiB before the firmware (the interpreter, this bench's worker, the simulated "
           "machine)" % (in_use, in_use / 1024, before / 1024), flush=True)
+    first, first_why = first_boot_kib(interp, step)
+    PRINT("  smallest heap for the first power-on on new files (an empty journal; the files "
+          "parsed, checked and cached, a reset, the table started): %s%s"
+          % ("%d KiB" % first if first else "none up to 256 KiB",
+             "; below: %s" % first_why if first_why else ""), flush=True)
     kib, best, tried = smallest_heap(interp, full, in_use, rounds, cut_every, seed, log, step)
     fig = {"exe": interp.exe, "bits": interp.bits, "frozen": interp.frozen,
            "in_use": in_use, "before_firmware": before, "smallest_kib": kib,
+           "first_boot_kib": first,
            "rounds": rounds, "tried": {k: c.failure for k, c in tried.items()}}
     if kib is None:
         PRINT("  smallest heap: none up to %d KiB" % MAX_HEAP_KIB)
