@@ -266,12 +266,20 @@ class Board:
 
     def install_journal(self, folder: str) -> None:
         """A journal written by the same firmware elsewhere, into the board's
-        /journal (with the board off or about to be cut)."""
+        /journal (with the board off or about to be cut), with the
+        configuration cache that firmware made of the same files, as a board
+        that has run has it (its first boot on new files, which makes the
+        cache, is test (a)'s first boot after the deploy)."""
         dest = self.journal_dir
         shutil.rmtree(dest, ignore_errors=True)
         os.makedirs(dest)
         for name in segments(folder):
             shutil.copy(os.path.join(folder, name), os.path.join(dest, name))
+        import shell  # the firmware's: where the cache lives beside the board file
+
+        cache = getattr(shell, "CACHE_NAME", None)
+        if cache and os.path.exists(os.path.join(folder, cache)):
+            shutil.copy(os.path.join(folder, cache), os.path.join(self.vb.fs, cache))
 
     # ---- the dealer ---------------------------------------------------------------
 
