@@ -16,6 +16,7 @@ _REPO = os.path.dirname(os.getcwd())  # the manifest runs in its own folder
 _DEVICE = os.path.join(_REPO, "device")
 if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
+from host_tools.constfold import fold_file  # noqa: E402
 from host_tools.deploy import code_files, code_hash  # noqa: E402
 from host_tools.mpycheck import OPT_LEVEL  # noqa: E402  as deploy compiles
 
@@ -26,6 +27,9 @@ with open(os.path.join(_ID_DIR, "frozen_id.py"), "w") as _f:
              "CODE_SHA256 = %r\n" % code_hash(_DEVICE))
 module("frozen_id.py", base_path=_ID_DIR)  # noqa: F821 - manifest API
 
-# Exactly the files code_hash covers, so that CODE_SHA256 names this content.
+# Exactly the files code_hash covers, so that CODE_SHA256 names this content,
+# compiled as deploy compiles them: constants folded (host_tools.constfold).
+_FOLDED = os.path.join(_REPO, "build", "frozen_src")
 for _rel, _local in code_files(_DEVICE):
-    module(_rel, base_path=_DEVICE, opt=OPT_LEVEL)  # noqa: F821 - "sicbo/round.py": sicbo.round
+    fold_file(_local, os.path.join(_FOLDED, _rel))
+    module(_rel, base_path=_FOLDED, opt=OPT_LEVEL)  # noqa: F821 - "sicbo/round.py": sicbo.round

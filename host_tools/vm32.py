@@ -33,7 +33,7 @@ PRODUCTION_MANIFEST = os.path.join(REPO, "board_config", "manifest.py")
 # found on sys.path ('.frozen'), takes its place.
 MAKE_FLAGS = ("MICROPY_FORCE_32BIT=1", "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0",
               "MICROPY_PY_SSL=0", "LDFLAGS_EXTRA=-static", "BUILD=build32")
-_BUILDER_VERSION = "1"  # bump when this file changes what it builds
+_BUILDER_VERSION = "2"  # bump when this file changes what it builds
 
 
 class BuildError(Exception):
@@ -64,10 +64,19 @@ def _tree_files(top, skip=("build", "build32", "build-standard", ".git")):
             yield os.path.join(d, f)
 
 
+# sim/ as a board's firmware would carry its C modules; vboard_boot.py is the
+# virtual board's start-up script, run by the host, never imported.
+SIM_NOT_FROZEN = ("vboard_boot.py",)
+# What the production manifest runs to freeze the firmware.
+_BUILD_TOOLS = ("constfold.py", "deploy.py", "mpycheck.py")
+
+
 def _frozen_files(frozen):
-    """Every file whose content is frozen into the image."""
+    """Every file whose content goes into the image."""
     if frozen:
         yield PRODUCTION_MANIFEST
+        for name in _BUILD_TOOLS:
+            yield os.path.join(REPO, "host_tools", name)
     for tree in ("sim",) + (("device",) if frozen else ()):
         for path in _tree_files(os.path.join(REPO, tree)):
             if path.endswith(".py"):
@@ -91,8 +100,11 @@ def inputs_key(src, frozen):
 
 
 def _manifest_text(frozen):
-    lines = ['include("$(MPY_DIR)/extmod/asyncio")',
-             'freeze(%r)' % os.path.join(REPO, "sim")]
+    sim = os.path.join(REPO, "sim")
+    lines = ['include("$(MPY_DIR)/extmod/asyncio")']
+    for name in sorted(os.listdir(sim)):
+        if name.endswith(".py") and name not in SIM_NOT_FROZEN:
+            lines.append("module(%r, base_path=%r)" % (name, sim))
     if frozen:
         lines.append("include(%r)" % PRODUCTION_MANIFEST)
     return "\n".join(lines) + "\n"

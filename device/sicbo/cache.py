@@ -44,62 +44,95 @@ def _back(v):
     return v
 
 
-def _fields(obj):
-    # Board.pins (pin -> field) serves the parser's duplicate check only.
-    return {k: _plain(v) for k, v in obj.__dict__.items() if k != "pins"}
+def _pieces(board, cfg):
+    # The body in small pieces, a field at a time: never the whole text in
+    # the heap (json.dumps of it all would need one block of ~5 KiB).
+    for i, (name, obj) in enumerate((("board", board), ("table", cfg))):
+        yield '{"%s": {' % name if i == 0 else '}, "%s": {' % name
+        sep = ""
+        for k, v in obj.__dict__.items():
+            if k == "pins":
+                continue  # pin -> field: the parser's duplicate check only
+            yield sep + json.dumps(k) + ": " + json.dumps(_plain(v))
+            sep = ", "
+    yield "}}"
+
+
+def _header(config_id, digest):
+    from binascii import hexlify
+
+    return "%s %s %s %s %s\n" % (_MAGIC, FORMAT, FIRMWARE_VERSION,
+                                 hexlify(config_id).decode(), digest)
+
+
+def _digest(board, cfg):
+    import hashlib
+    from binascii import hexlify
+
+    h = hashlib.sha256()
+    for p in _pieces(board, cfg):
+        h.update(p.encode())
+    return hexlify(h.digest()).decode()
 
 
 def dump(board, cfg, config_id):
     """The cache's text for a parsed Board and TableConfig of the files whose
-    appboot.file_digest is config_id (6 bytes)."""
-    import hashlib
-    from binascii import hexlify
-
-    body = json.dumps({"board": _fields(board), "table": _fields(cfg)})
-    digest = hexlify(hashlib.sha256(body.encode()).digest()).decode()
-    return "%s %s %s %s %s\n%s" % (_MAGIC, FORMAT, FIRMWARE_VERSION,
-                                   hexlify(config_id).decode(), digest, body)
+    appboot.file_digest is config_id (6 bytes): `sicbo deploy` writes it."""
+    return _header(config_id, _digest(board, cfg)) + "".join(_pieces(board, cfg))
 
 
 def load(path, config_id):
     """(Board, TableConfig) from the cache at path, or None when there is
-    none or it is not for these files, this firmware, or intact."""
+    none or it is not for these files, this firmware, or intact. Read in
+    small pieces: the body is hashed through a 256-byte buffer, then parsed
+    from the file."""
     import hashlib
     from binascii import hexlify
 
     try:
-        with open(path) as f:
-            head = f.readline().split()
+        with open(path, "rb") as f:
+            line = f.readline()
+            head = line.decode().split()
             if (len(head) != 5 or head[0] != _MAGIC or head[1] != FORMAT
                     or head[2] != FIRMWARE_VERSION
                     or head[3] != hexlify(config_id).decode()):
                 return None
-            body = f.read()
-    except OSError:
-        return None
-    if hexlify(hashlib.sha256(body.encode()).digest()).decode() != head[4]:
+            h = hashlib.sha256()
+            buf = bytearray(256)
+            mv = memoryview(buf)
+            while True:
+                n = f.readinto(buf)
+                if not n:
+                    break
+                h.update(mv[:n])
+            if hexlify(h.digest()).decode() != head[4]:
+                return None
+            f.seek(len(line))
+            d = json.load(f)
+    except (OSError, ValueError, UnicodeError):
         return None
     try:
-        d = json.loads(body)
         board = Board()
         for k, v in d["board"].items():
             setattr(board, k, _back(v))
         cfg = TableConfig()
         for k, v in d["table"].items():
             setattr(cfg, k, _back(v))
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (KeyError, TypeError, AttributeError):
         return None
     return board, cfg
 
 
 def save(path, board, cfg, config_id):
-    """Write the cache; False (and nothing changed) if the filesystem refuses."""
-    text = dump(board, cfg, config_id)
+    """Write the cache (piece by piece, then renamed into place); False, and
+    nothing changed, if the filesystem refuses."""
+    import os
+
     try:
         with open(path + ".new", "w") as f:
-            f.write(text)
-        import os
-
+            f.write(_header(config_id, _digest(board, cfg)))
+            for p in _pieces(board, cfg):
+                f.write(p)
         os.rename(path + ".new", path)
     except OSError:
         return False

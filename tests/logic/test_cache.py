@@ -1,0 +1,79 @@
+# The configuration cache (sicbo/cache.py): what a boot reads instead of
+# parsing board.json and table.json. It must give back exactly what the
+# parsers gave, and be refused (None: the files are parsed again) when it is
+# for other files, another firmware, or damaged in any byte.
+import json
+import os
+
+from sicbo import FIRMWARE_VERSION, board, cache, config
+
+ID = b"\x01\x02\x03\x04\x05\x06"
+
+
+def _folder():
+    path = "/tmp/sicbo-cache-test-%d" % (os.getpid() if hasattr(os, "getpid") else 0)
+    try:
+        os.mkdir(path)
+    except OSError:
+        pass
+    return path + "/config.cache"
+
+
+def _parsed():
+    # The shipped files (the tests run from the project's folder on both VMs).
+    with open("board_config/boards/esp32-devkitc.json") as f:
+        b = board.parse_board(json.load(f))
+    with open("board_config/tables/macau-2003.json") as f:
+        c = config.parse_table(json.load(f))
+    return b, c
+
+
+def _same(a, b):
+    # The parsers make tuples, and a few lists (warnings): the cache, tuples.
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return sorted(a) == sorted(b) and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def test_what_is_saved_is_what_the_parsers_gave():
+    b, c = _parsed()
+    path = _folder()
+    assert cache.save(path, b, c, ID)
+    b2, c2 = cache.load(path, ID)
+    for k in b.__dict__:
+        if k != "pins":
+            assert _same(getattr(b2, k), getattr(b, k)), k
+    for k in c.__dict__:
+        assert _same(getattr(c2, k), getattr(c, k)), k
+    assert isinstance(c2.odds, bytes) and isinstance(b2.inputs, tuple)
+    assert c2.is_offered(c.offered[0])
+
+
+def test_the_host_writes_the_same_text_as_the_board():
+    b, c = _parsed()
+    path = _folder()
+    assert cache.save(path, b, c, ID)
+    with open(path) as f:
+        assert f.read() == cache.dump(b, c, ID)
+
+
+def test_other_files_another_firmware_or_any_damage_is_refused():
+    b, c = _parsed()
+    path = _folder()
+    cache.save(path, b, c, ID)
+    assert cache.load(path, b"\x01\x02\x03\x04\x05\x07") is None
+    with open(path) as f:
+        text = f.read()
+    first, rest = text.split("\n", 1)
+    for bad in (first.replace(FIRMWARE_VERSION, FIRMWARE_VERSION + "x") + "\n" + rest,
+                first + "\n" + rest.replace("hc595", "hc596"),
+                first + "\n" + rest[:-5],
+                first[:-1] + "\n" + rest,
+                ""):
+        with open(path, "w") as f:
+            f.write(bad)
+        assert cache.load(path, ID) is None
+    os.remove(path)
+    assert cache.load(path, ID) is None
