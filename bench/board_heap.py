@@ -282,7 +282,22 @@ def new_folder(prefix, base=None, board=BOARD_FILE, table=TABLE_FILE):
     else:
         shutil.copy(board, os.path.join(folder, "board.json"))
         shutil.copy(table, os.path.join(folder, "table.json"))
+        write_pins(board, folder)
     return folder
+
+
+def write_pins(board, folder):
+    """`pins` for the worker: the GPIO, then the inversion, of each input in
+    sicbo.signals order (the names defined once, in the firmware)."""
+    import json
+
+    from sicbo.signals import INPUT_SIGNALS
+
+    with open(board, encoding="utf-8") as f:
+        ins = json.load(f)["inputs"]
+    with open(os.path.join(folder, "pins"), "w") as f:
+        f.write(" ".join(str(ins[n]["pin"]) for n in INPUT_SIGNALS) + "\n")
+        f.write(" ".join("1" if ins[n]["invert"] else "0" for n in INPUT_SIGNALS) + "\n")
 
 
 def segments(folder):

@@ -10,7 +10,8 @@
 # `import appboot` finds the frozen one.
 #
 # FOLDER holds board.json, table.json and the journal (as /board.json,
-# /table.json and /journal on a board), and `levels`: the table's physical
+# /table.json and /journal on a board), `pins` (the GPIO of each input, then
+# its inversion, in sicbo.signals order), and `levels`: the table's physical
 # state (cover, clasps, supervisor key) as the last power cut left it, since
 # the table survives a cut of the board. The table is started exactly as
 # main.py starts it (appboot.open_table, log=print, the watchdog armed), on the
@@ -47,8 +48,7 @@ from sicbo import signals as S  # noqa: E402
 
 _MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
 # Inputs in sicbo.signals order; the physical ones a cut leaves as they are.
-_SIGNALS = 15
-_KEPT = (0, 1, 2, 4)  # cover, clasp_left, clasp_right, supervisor
+_KEPT = (S.COVER, S.CLASP_LEFT, S.CLASP_RIGHT, S.SUPERVISOR)
 
 
 class Rng:
@@ -75,7 +75,7 @@ class Rig:
         self.folder = folder
         self.cut_step = cut_step
         self.steps = 0
-        self.lv = bytearray(_SIGNALS)
+        self.lv = bytearray(S.COUNT)
         self.ctl = None
 
     def load_levels(self):
@@ -121,9 +121,9 @@ class Rig:
         self.settle()
 
     def dome(self, level):
-        self.set(0, level)
-        self.set(1, level)
-        self.set(2, level)
+        self.set(S.COVER, level)
+        self.set(S.CLASP_LEFT, level)
+        self.set(S.CLASP_RIGHT, level)
         self.settle()
 
     def wait(self):
@@ -229,19 +229,19 @@ def main():
         bd = json.load(f)
     with open(folder + "/table.json") as f:
         lamps = len(json.load(f)["lamp_order"])
-    # Pins in sicbo.signals order: (name, gpio, invert) from the board file,
-    # read here with json, not the firmware's parser, which must load at boot.
-    names = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
-             "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
-             "key_face_3", "key_face_4", "key_face_5", "key_face_6")
-    rig.gpio = bytearray(bd["inputs"][n]["pin"] for n in names)
-    rig.inv = bytearray(1 if bd["inputs"][n]["invert"] else 0 for n in names)
+    # GPIO and inversion of each input in sicbo.signals order, as the driver
+    # wrote them from the board file (no copy of the signal list here).
+    with open(folder + "/pins") as f:
+        gpio, inv = f.read().split("\n")[:2]
+    rig.gpio = bytearray(int(x) for x in gpio.split())
+    rig.inv = bytearray(int(x) for x in inv.split())
+    del gpio, inv
     rig.debounce = bd["timings"]["debounce_ms"]
     rig.bell_ms = bd["timings"]["bell_ms"]
     lb = bd["lamps"]
     machine.sim_attach_595(lb["spi"], lb["latch"], (lamps + 7) >> 3)
-    del bd, lb, json, names
-    for i in range(_SIGNALS):
+    del bd, lb, json
+    for i in range(S.COUNT):
         rig.set(i, rig.lv[i])
     gc.collect()
     before = gc.mem_alloc()
@@ -262,11 +262,6 @@ def main():
     shell.unload_boot()
     del shell
     if ctl is None:
-        if getattr(boot, "restart", False):
-            # The files were checked and cached beside them: a board resets
-            # (shell.start), the next power-on runs the table.
-            print("@restart")
-            sys.exit(4)
         print("@refused")
         sys.exit(2)
     del boot
