@@ -133,7 +133,17 @@ def binary_path(frozen=False):
 
 
 def build(src=None, frozen=False, log=print, jobs=2):
-    """Build (or find cached) the VM; returns the binary's path."""
+    """Build (or find cached) the VM; returns the binary's path. One build at
+    a time (a lock file): two callers wait for each other, then share it."""
+    import fcntl
+
+    os.makedirs(BUILD_ROOT, exist_ok=True)
+    with open(os.path.join(BUILD_ROOT, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build(src, frozen, log, jobs)
+
+
+def _build(src, frozen, log, jobs):
     src = source_path(src)
     key = inputs_key(src, frozen)
     out_dir = variant_dir(frozen)

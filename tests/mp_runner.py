@@ -31,6 +31,12 @@ def run(folder, only):
     else:
         sys.modules.pop("machine", None)
     del machine
+    try:
+        import frozen_id  # noqa: F401  the firmware frozen into this VM, as in production
+
+        paths.pop(0)  # device/ files would shadow the frozen firmware
+    except ImportError:
+        pass
     for p in paths:
         if p not in sys.path:
             sys.path.insert(0, p)

@@ -2,14 +2,11 @@
 # portable tests: a board wired like board_config/boards/virtual.json, a small
 # 2004 table, a journal in a fresh folder under /tmp, and a manual clock that
 # the rig advances in POLL_MS steps, polling as the app's tasks would.
+import gc
 import json
 import os
 
 import machine
-
-import app
-from sicbo import events as E
-from sicbo import settle
 
 AREAS = ["SMALL", "BIG", "ODD", "EVEN", "SINGLE_1", "SINGLE_2", "SINGLE_3", "SINGLE_4",
          "SINGLE_5", "SINGLE_6", "ANY_TRIPLE", "TOTAL_9", "TOTAL_10", "DOUBLE_1",
@@ -74,11 +71,39 @@ def fresh_folder():
 
 
 def write_files(folder, board=None, table=None):
-    """board.json and table.json in folder (the defaults unless given)."""
+    """board.json and table.json in folder (the defaults unless given); with
+    the defaults, also the configuration cache that `sicbo deploy` would
+    write beside them (made once, _template), so that a test's boot, like a
+    board's after a deploy, does not parse the files."""
+    if board is None and table is None and _TEMPLATE:
+        for name in ("board.json", "table.json", "config.cache"):
+            with open(_TEMPLATE[0] + "/" + name, "rb") as f, open(folder + "/" + name, "wb") as g:
+                g.write(f.read())
+        return
     for name, data in (("board.json", board or board_dict()),
                        ("table.json", table or table_dict())):
         with open(folder + "/" + name, "w") as f:
             json.dump(data, f)
+
+
+_TEMPLATE = []
+
+
+def _template():
+    """The default files and their cache, made before the controller's code is
+    loaded (as a board checks new files in a boot of their own)."""
+    import shell
+
+    import appboot
+    from sicbo import cache
+
+    folder = fresh_folder()
+    write_files(folder)
+    b, c = shell.load(folder + "/board.json", folder + "/table.json")
+    cache.save(folder + "/config.cache", b, c,
+               appboot.file_digest(folder + "/board.json", folder + "/table.json"))
+    shell.unload_boot(shell.PARSERS)
+    _TEMPLATE.append(folder)
 
 
 RTC_NOW = (2026, 11, 30, 0, 12, 0, 0, 0)  # after the test table's effective date
@@ -226,5 +251,11 @@ def reboot(t, **kw):
     t.ctl = t.m = t.hw = t.store = None
     return Table(folder=t.folder, reset=False, **kw)
 
+
+_template()
+gc.collect()
+import app  # noqa: E402  the controller's code, once the files are cached
+from sicbo import events as E  # noqa: E402
+from sicbo import settle  # noqa: E402
 
 STATE = E

@@ -31,7 +31,7 @@ def _parsed():
 def _same(a, b):
     # The parsers make tuples, and a few lists (warnings): the cache, tuples.
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(a[i], b[i]) for i in range(len(a)))
     if isinstance(a, dict) and isinstance(b, dict):
         return sorted(a) == sorted(b) and all(_same(a[k], b[k]) for k in a)
     return a == b
