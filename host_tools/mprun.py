@@ -120,6 +120,8 @@ def main(argv=None):
                     help="the interpreter (default $SICBO_MICROPYTHON, else the venv's)")
     ap.add_argument("--heap", default=None,
                     help="heap size for every file (default: the board's, see above)")
+    ap.add_argument("--skip-controller", action="store_true",
+                    help="leave out the files marked '%s' (said in the output)" % _DIRECTIVE)
     ap.add_argument("--source", action="store_true",
                     help="import the .py sources (compiled inside the VM) instead of .mpy")
     ap.add_argument("folder", nargs="?", default="tests/logic")
@@ -136,6 +138,12 @@ def main(argv=None):
         default, controller = ESP32_HEAP, CONTROLLER_HEAP
     mpy_root = None if args.source else compile_trees()
     total_pass = total_fail = 0
+    skipped = []
+    if args.skip_controller:
+        skipped = [n for n in names if heap_for(args.folder, n, "", "controller") == "controller"]
+        names = [n for n in names if n not in skipped]
+    for name in skipped:
+        print("%-28s skipped: a controller test (--skip-controller)" % name)
     for name in names:
         heap = heap_for(args.folder, name, default, controller)
         passed, failed, out = run_file(args.folder, name, heap, mpy_root, exe)
@@ -145,8 +153,9 @@ def main(argv=None):
         print("%-28s heap %-5s %4d passed %3d failed  %s" % (name, heap, passed, failed, status))
         if failed:
             print("\n".join("    " + line for line in out.rstrip().splitlines()))
-    print("MicroPython %s (%s-bit), heap %s (controller tests %s), %d files, %s" % (
+    print("MicroPython %s (%s-bit), heap %s (controller tests %s), %d files%s, %s" % (
         exe, 32 if heaps.is_32bit(exe) else 64, default, controller, len(names),
+        " (%d controller files skipped)" % len(skipped) if skipped else "",
         "from source" if args.source else ".mpy from mpy-cross"))
     print("%d passed, %d failed" % (total_pass, total_fail))
     return 1 if total_fail or not total_pass else 0
