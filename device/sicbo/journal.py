@@ -30,6 +30,13 @@ CRC_LEN = const(4)
 REC_LEN = const(36)  # HEADER + 8 bytes of payload + CRC_LEN
 MIN_LEN = const(28)
 MAX_LEN = const(1024)
+# J_METERS payload: 8 counters and 8 void reasons (u32), the channel count
+# (u16), a u32 per channel, then the configuration in force (so that the
+# rotation that deletes its J_CONFIG keeps it): 6 bytes config id, a flags
+# byte (bit 0: the time is known), a spare byte, u32 the last wall time known
+# under it (recall.Meters.record, RoundState).
+METERS_HEAD = const(66)
+METERS_CONFIG = const(12)
 FLAG_WALL = const(1)
 _HDR_FMT = "<BBHIIHHII"
 _CRC = bytearray(4)  # valid_at's scratch
@@ -128,7 +135,7 @@ def check_payload(t, length, b, p):
         return E.BAD_TYPE
     if t == E.J_METERS:
         # 8 + 8 counters (u32) and the channel count (u16); recall checks the rest.
-        return 0 if length >= MIN_LEN + 66 else E.BAD_LENGTH
+        return 0 if length >= MIN_LEN + METERS_HEAD else E.BAD_LENGTH
     if length != REC_LEN:
         return E.BAD_LENGTH
     v = b[p]

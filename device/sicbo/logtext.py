@@ -4,8 +4,6 @@
 from sicbo import dates, journal, texts
 from sicbo import events as E
 
-_DAY_2000 = 10957  # days from 1970-01-01 to 2000-01-01
-
 
 def message_text(code, detail):
     text = texts.text(code)
@@ -55,5 +53,5 @@ def journal_line(rec, table=None):
 def wall_text(seconds):
     """ISO time of seconds since 2000-01-01 UTC."""
     days, rem = divmod(seconds, 86400)
-    y, mo, d = dates.civil_from_days(days + _DAY_2000)
+    y, mo, d = dates.civil_from_days(days + dates.DAY_2000)
     return "%04d-%02d-%02dT%02d:%02d:%02dZ" % (y, mo, d, rem // 3600, rem // 60 % 60, rem % 60)

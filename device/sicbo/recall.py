@@ -66,8 +66,8 @@ class Meters:
         self.wins = [0] * channels  # per lamp channel (status channels stay 0)
         # record()'s buffer, made with the meters at boot: the first rotation
         # may come when the heap has no free block this large.
-        self._rec = bytearray(journal.HEADER + 4 * _NCOUNT + 4 * 8 + 2 + 4 * channels
-                              + journal.CRC_LEN)
+        self._rec = bytearray(journal.HEADER + journal.METERS_HEAD + 4 * channels
+                              + journal.METERS_CONFIG + journal.CRC_LEN)
 
     def get(self, name):
         return self.counts[_COUNTERS.index(name)]
@@ -107,13 +107,20 @@ class Meters:
         for c in range(n):
             struct.pack_into("<I", buf, off + 2 + 4 * c, self.wins[c])
 
-    def record(self, seq, rid, boot, now, wall):
+    def record(self, seq, rid, boot, now, wall, config_id=b"", config_wall=None):
         """The meters as a sealed J_METERS record, in a buffer made once
-        (valid until the next call)."""
+        (valid until the next call), with the configuration in force: its id
+        and the last wall time known under it (journal.METERS_CONFIG)."""
         buf = self._rec
         n = len(buf)
         journal.put_header(buf, 0, E.J_METERS, n, seq, rid, boot, now, wall)
         self._pack(buf, journal.HEADER)
+        c = n - journal.CRC_LEN - journal.METERS_CONFIG
+        for i in range(6):
+            buf[c + i] = config_id[i] if i < len(config_id) else 0
+        buf[c + 6] = 0 if config_wall is None else 1
+        buf[c + 7] = 0
+        struct.pack_into("<I", buf, c + 8, config_wall or 0)
         journal.seal(buf, n)
         return buf
 
@@ -280,7 +287,8 @@ def checkpoint(machine, recall, now, wall=None):
     first bytes of a new journal segment (JournalStore(checkpoint=...)).
     In the meters' own buffer (valid until the next checkpoint). The machine and the recall take it
     like any record (its counts already include everything before it)."""
-    rec = recall.meters.record(machine.seq + 1, machine.round, machine.boot, now, wall)
+    rec = recall.meters.record(machine.seq + 1, machine.round, machine.boot, now, wall,
+                               machine.config_id, machine.config_wall)
     machine.take(rec, 0)
     recall.feed(rec)
     return rec

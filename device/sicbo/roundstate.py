@@ -12,7 +12,15 @@
 from micropython import const
 
 from sicbo import events as E
-from sicbo.journal import HEADER, Scanner, check_payload, u32
+from sicbo.journal import (
+    CRC_LEN,
+    HEADER,
+    METERS_CONFIG,
+    METERS_HEAD,
+    Scanner,
+    check_payload,
+    u32,
+)
 
 ENTRY_DICE = const(0)
 ENTRY_VOID = const(1)
@@ -195,6 +203,17 @@ class RoundState:
         elif t == E.J_CONFIG:
             for i in range(6):
                 self.config_id[i] = b[p + i]
+            return
+        elif t == E.J_METERS:
+            # A checkpoint carries the configuration in force: rotation may
+            # have deleted its J_CONFIG (journal.METERS_CONFIG).
+            q = p + METERS_HEAD - 2
+            c = q + 2 + 4 * (b[q] | (b[q + 1] << 8))
+            if c + METERS_CONFIG <= o + (b[o + 2] | (b[o + 3] << 8)) - CRC_LEN:
+                for i in range(6):
+                    self.config_id[i] = b[c + i]
+                if b[c + 6] & 1 and self.config_wall is None:
+                    self.config_wall = u32(b, c + 8)
             return
         elif t == E.J_DAMAGE:
             # Reported: what was found before it is not reported again. A round

@@ -66,7 +66,7 @@ class SettlementTable:
 
     def __init__(self, cfg):
         # The catalogue (sicbo.areas) is needed to build the table, not to use
-        # it: the controller drops it after boot (app.unload_boot).
+        # it: the controller drops it after boot (shell.unload_boot).
         from sicbo import areas
 
         self.cfg = cfg

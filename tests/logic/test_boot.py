@@ -242,3 +242,22 @@ def test_a_late_task_is_named_before_the_watchdog_resets():
     faults = [r for r in t.journal() if r.type == E.J_FAULT]
     assert len(faults) == 1 and faults[0].p(0) == shell.F_WATCHDOG
     assert faults[0].p(2) == app.TASKS.index("reader")
+
+
+def test_rotation_keeps_the_configuration_and_its_approval():
+    # Rotation deletes the segment holding J_CONFIG: the meters checkpoint
+    # heading each new segment carries the configuration in force, so a boot
+    # without a clock still finds these files approved, and a boot with one
+    # journals no configuration change that did not happen.
+    t = Table()
+    t.play(1, 2, 3)
+    for _ in range(t.store.max_files + 2):
+        t.store.rotate(t.m.open_seq)
+    t.close()
+    assert E.J_CONFIG not in journal_types(t.folder)
+    t2 = Table(folder=t.folder, rtc=None)
+    assert t2.m.round == 1
+    t2.close()
+    t3 = Table(folder=t.folder, reset=False)
+    assert E.J_CONFIG not in t3.types()
+    t3.close()
