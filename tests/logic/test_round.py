@@ -238,3 +238,19 @@ def test_each_status_lamp_works_on_channel_zero():
             r.ev(E.EV_COVER_OFF)  # tamper: alarm and void
         assert r.m.table.status_channel[name] == 0 and r.lamp(name), name
         assert r.m.frame[-1] & 1, name
+
+
+def test_a_table_without_status_lamps_lights_none_of_them():
+    from roundkit import AREAS, Cfg
+
+    cfg = Cfg("solenoid", "bets_stay", "void")
+    cfg.lamp_order = tuple(AREAS)  # areas only: SMALL on channel 0
+    r = Rig(cfg)
+    r.to_open()
+    r.ev(E.EV_COVER_OFF)  # tamper: alarm and void
+    assert r.m.alarm and r.m.void_lit and bytes(r.m.frame) == bytes(len(r.m.frame))
+    r.ev(E.EV_SUPERVISOR_ON)
+    r.ev(E.EV_COVER_ON)
+    r.ev(E.EV_SHAKE)
+    r.ev(E.EV_TIMER, 0, 60000)
+    assert r.m.state == E.ST_OPEN and bytes(r.m.frame) == bytes(len(r.m.frame))
