@@ -214,3 +214,9 @@ def test_a_record_longer_than_255_bytes_is_sealed_and_found():
     recs = journal.records(bytes(20) + data + data[:-1])
     assert len(recs) == 1 and recs[0].length == len(data) and recs[0].payload == payload
     assert journal.check(recs[0]) == 0
+
+
+def test_the_longest_record_is_1024_bytes():
+    ok = journal.encode(E.J_METERS, 1, 0, 1, 0, None, bytes(1024 - 28))
+    too = journal.encode(E.J_METERS, 2, 0, 1, 0, None, bytes(1025 - 28))
+    assert len(journal.records(ok)) == 1 and journal.records(too) == []
