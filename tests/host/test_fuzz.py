@@ -19,6 +19,7 @@ from host_tools.cli import UsageError
 from host_tools.commands.settle import read_wagers
 from roundkit import Rig
 from sicbo import board, config, dicereader, journal, recall, settle
+from sicbo import wagers as wagermod
 from sicbo.errors import ConfigError, InputError
 from sicbo.roundstate import RoundState
 from tables import table_dict
@@ -273,7 +274,7 @@ def test_wager_files(content, corrupt, edits):
             assert str(e)
             return
         try:
-            s = settle.settle_wagers(WAGER_TABLE, (3, 3, 3), wagers)
+            s = wagermod.settle_wagers(WAGER_TABLE, (3, 3, 3), wagers)
         except InputError as e:
             assert str(e)
             return

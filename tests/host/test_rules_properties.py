@@ -117,7 +117,7 @@ def test_permutations_settle_identically(dice):
     rows = {bytes(t.settle(*p)) for p in itertools.permutations(dice)}
     assert len(rows) == 1
     wagers = [(c, 7) for c in areas.codes()]
-    payouts = {tuple(settle.settle_wagers(t, p, wagers).payouts)
+    payouts = {tuple(settle_wagers(t, p, wagers).payouts)
                for p in itertools.permutations(dice)}
     assert len(payouts) == 1
 
@@ -147,7 +147,7 @@ def test_edges_match_reference_figures_exactly():
                 max_size=30))
 def test_wager_payouts_are_exact_integers(dice, wagers):
     t = table_for(2004)
-    s = settle.settle_wagers(t, dice, wagers)
+    s = settle_wagers(t, dice, wagers)
     for (code, stake), payout in zip(wagers, s.payouts, strict=True):
         o = reference_odds(code, list(dice), ("SMALL", "BIG"), TOTAL_ODDS)
         assert payout == (stake * (o + 1) if o else 0)
