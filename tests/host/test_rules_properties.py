@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sicbo import areas, config, paytable, settle
+from sicbo.wagers import settle_wagers
 
 ALL_DICE = list(itertools.product(range(1, 7), repeat=3))
 TOTAL_ODDS = {4: 50, 17: 50, 5: 18, 16: 18, 6: 14, 15: 14, 7: 12, 14: 12, 8: 8, 13: 8,
