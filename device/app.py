@@ -21,12 +21,10 @@ import time
 from binascii import hexlify
 
 from micropython import const
-from shell import WallClock
 
 from hw.switches import EDGE, FAULT, RECOVER
 from sicbo import events as E
-from sicbo import journal, recall, settle, signals
-from sicbo.round import RoundMachine
+from sicbo import journal, recall, signals
 
 POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
 READER_MS = const(20)
@@ -58,20 +56,19 @@ SIGNAL_EVENTS = bytes((
 class Controller:
     """One table: the round machine, its journal and recall, on `hw`."""
 
-    def __init__(self, cfg, board, hw, store, wall=None, log=print, table=None):
-        # table: the SettlementTable of cfg, if the caller has made it already.
+    def __init__(self, cfg, board, hw, store, wall, log, table, machine, recall_):
+        # table (SettlementTable), machine (RoundMachine) and recall_
+        # (recall.Recall) are made by appboot.open_table before this module's
+        # code is loaded: their buffers find large free blocks then.
         self.cfg = cfg
         self.board = board
         self.hw = hw
         self.store = store
-        self.wall = wall if wall is not None else WallClock()
+        self.wall = wall
         self.log = log
-        self.table = table if table is not None else settle.SettlementTable(cfg)
-        t = board.timings
-        self.m = RoundMachine(cfg, self.table, pulses=t["pulse_count"],
-                              pulse_on_ms=t["pulse_on_ms"], pulse_off_ms=t["pulse_off_ms"],
-                              shaker_ms=t["electric_run_ms"], bell_ms=t["bell_ms"])
-        self.recall = recall.Recall(self.table)
+        self.table = table
+        self.m = machine
+        self.recall = recall_
         self.reader = None
         if hw.uart is not None:
             from sicbo.dicereader import DiceReader
@@ -255,10 +252,9 @@ class Controller:
             return False
         late = wd.stalled(now)
         if late >= 0 and not self.late_told:
-            import shell
 
             self.late_told = True
-            _fault(self, shell.F_WATCHDOG, RuntimeError("task %s late" % wd.name(late)), late)
+            _fault(self, E.F_WATCHDOG, RuntimeError("task %s late" % wd.name(late)), late)
         return wd.feed(now)
 
     # ---- what diag and the host ask -----------------------------------------
@@ -320,7 +316,7 @@ async def _main(ctl):
         if isinstance(e, (SystemExit, KeyboardInterrupt)):
             return  # a reset (or a technician's Ctrl-C) is under way already
         try:
-            _fault(ctl, shell.F_TASK, e if e is not None else RuntimeError("task"), 255)
+            _fault(ctl, E.F_TASK, e if e is not None else RuntimeError("task"), 255)
         finally:
             machine.reset()
 
@@ -340,7 +336,7 @@ async def _main(ctl):
                                        else period_ms)
         except Exception as e:  # noqa: BLE001 - contained: journaled, then reset
             try:
-                _fault(ctl, shell.F_TASK, e, task)
+                _fault(ctl, E.F_TASK, e, task)
             finally:
                 machine.reset()
 
@@ -351,7 +347,7 @@ async def _main(ctl):
     while True:
         now = time.ticks_ms()
         ctl.watch(now)
-        if not stable and time.ticks_diff(now, start) >= shell.STABLE_MS:
+        if not stable and time.ticks_diff(now, start) >= E.STABLE_MS:
             stable = True
             # The table runs: failures are no longer consecutive.
             shell.clear_failed_boots(ctl.fault_file or shell.FAULT_FILE)

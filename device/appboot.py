@@ -3,6 +3,7 @@
 # build the hardware adapters from the board file, replay the journal and
 # resume the Controller. diag and the tests use the same functions.
 
+import json
 import time
 
 import shell
@@ -68,6 +69,43 @@ def build_hardware(board, row_bytes, ticks_ms=None, watchdog=True):
     return hw
 
 
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def load(board_path=shell.BOARD_FILE, table_path=shell.TABLE_FILE):
+    """(Board, TableConfig) or ConfigError; nothing is built from a refused
+    file. The parsers are imported here, and dropped by the caller
+    (shell.PARSERS) before the adapters are built."""
+    from sicbo import board as boardfile
+    from sicbo import config
+
+    board = boardfile.parse_board(read_json(board_path))
+    cfg = config.parse_table(read_json(table_path))
+    boardfile.check_shaker(board, cfg.shaker)
+    return board, cfg
+
+
+def out_of_service(n, text, board_path, table_path, boot, log=print):
+    """The board's state after shell.MAX_FAILED_BOOTS failed boots: outputs
+    off, the fault pattern on the lamps if the files still allow it, two
+    lines saying what failed and how to clear it; no watchdog."""
+    log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off."
+        % (n, text))
+    log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
+        "machine.reset()")
+    try:
+        board, cfg = load(board_path, table_path)
+        table = settle.SettlementTable(cfg)
+        shell.unload_boot(shell.PARSERS)
+        boot.hw = build_hardware(board, table.row_bytes, watchdog=False)
+        boot.hw.all_off()
+        shell.fault_lamps(boot.hw, table)
+    except Exception as e:  # noqa: BLE001 - the lamps are a courtesy here
+        log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
+
+
 def file_digest(*paths):
     """First 6 bytes of the sha256 of the files: the configuration's identity."""
     import hashlib
@@ -131,7 +169,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
 
     ticks = ticks_ms if ticks_ms is not None else time.ticks_ms
     say = log if log is not None else print  # log None: no journal lines, these still
-    boot.stage = shell.F_FILES
+    boot.stage = E.F_FILES
     try:
         config_id = file_digest(board_path, table_path)
         from sicbo import cache
@@ -142,7 +180,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
             # No cache of these files: parse them (the parsers are loaded
             # only for this), keep the result, and start again: the boot
             # that runs the table never has the parsers' garbage in its heap.
-            board, cfg = shell.load(board_path, table_path)
+            board, cfg = load(board_path, table_path)
             if cache.save(cache_path, board, cfg, config_id):
                 say("sicbo: configuration checked and kept in %s: restarting" % cache_path)
                 boot.restart = True
@@ -169,22 +207,29 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     # The journal's buffer, all the running table's code and its objects,
     # while the heap is whole (a module's code needs large free blocks); then
     # the replay, whose garbage is collected before anything else is made.
-    boot.stage = shell.F_JOURNAL
+    boot.stage = E.F_JOURNAL
     from journal_store import JournalStore
 
     store = JournalStore(journal_dir)
     buf = store.read_buffer()
+    from sicbo.recall import Recall
+    from sicbo.round import RoundMachine
+
+    t = board.timings
+    m = RoundMachine(cfg, table, pulses=t["pulse_count"], pulse_on_ms=t["pulse_on_ms"],
+                     pulse_off_ms=t["pulse_off_ms"], shaker_ms=t["electric_run_ms"],
+                     bell_ms=t["bell_ms"])
+    rc = Recall(table)  # its checkpoint buffer and RoundInfos: large blocks, made first
     import app
 
-    boot.stage = shell.F_HARDWARE
+    boot.stage = E.F_HARDWARE
     hw = build_hardware(board, table.row_bytes, ticks_ms=ticks_ms, watchdog=False)
     boot.hw = hw
     hw.all_off()
     wall = shell.WallClock(rtc)
-    ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table)
-    boot.stage = shell.F_JOURNAL
-    m = ctl.m
-    rc = ctl.recall
+    ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table, machine=m,
+                         recall_=rc)
+    boot.stage = E.F_JOURNAL
 
     def feed(piece):
         m.feed(piece)
@@ -202,7 +247,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
         say("sicbo: " + why)
         store.close()
         return None
-    boot.stage = shell.F_RESUME
+    boot.stage = E.F_RESUME
     now = ticks()
     if wall.seconds(now) is None:
         say("sicbo: RTC not set: journal records carry no wall-clock time")

@@ -31,7 +31,9 @@ class _Context:
         self.board_path = board_path
         self.table_path = table_path
         self.journal_dir = journal_dir
-        self.board, self.cfg = shell.load(board_path, table_path)
+        import appboot
+
+        self.board, self.cfg = appboot.load(board_path, table_path)
         shell.unload_boot(shell.PARSERS)  # their code is not needed again here
         self._table = None
         self.hw = None
@@ -127,7 +129,10 @@ def help():
 
 def _manifest():
     try:
-        return shell.read_json("/manifest.json")
+        import json
+
+        with open("/manifest.json") as f:
+            return json.load(f)
     except (OSError, ValueError):
         return None
 
@@ -161,7 +166,7 @@ def status():
     if n:
         print("FAULT     %d failed boot%s in a row%s; last: %s" % (
             n, "" if n == 1 else "s",
-            " - OUT OF SERVICE" if n >= shell.MAX_FAILED_BOOTS else "", text))
+            " - OUT OF SERVICE" if n >= E.MAX_FAILED_BOOTS else "", text))
         print("          mend the cause (journal, files), then diag.clear_fault(); "
               "machine.reset()")
     c = _c()

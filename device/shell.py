@@ -3,13 +3,13 @@
 # adapters, the wall clock, and the unloading of start-up code. Small on
 # purpose: diag imports it without the round machine.
 
-import json
 import sys
 import time
 
 from micropython import const
 
 from sicbo import dates
+from sicbo import events as E
 
 BOARD_FILE = "/board.json"
 TABLE_FILE = "/table.json"
@@ -93,27 +93,9 @@ def unload_boot(names=BOOT_MODULES):
                 delattr(pkg, name[dot + 1:])
 
 
-def read_json(path):
-    with open(path) as f:
-        return json.load(f)
-
-
 # The file parsers (and the area catalogue they use): done with once the
 # files are read and the settlement table built (unload_boot(PARSERS)).
 PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas", "sicbo.cache")
-
-
-def load(board_path=BOARD_FILE, table_path=TABLE_FILE):
-    """(Board, TableConfig) or ConfigError; nothing is built from a refused file.
-    The parsers are imported here, not by this module, so that dropping them
-    (PARSERS) frees them before the adapters are built."""
-    from sicbo import board as boardfile
-    from sicbo import config
-
-    board = boardfile.parse_board(read_json(board_path))
-    cfg = config.parse_table(read_json(table_path))
-    boardfile.check_shaker(board, cfg.shaker)
-    return board, cfg
 
 
 # ---- containment -------------------------------------------------------------
@@ -124,17 +106,7 @@ def load(board_path=BOARD_FILE, table_path=TABLE_FILE):
 # stays out of service at the REPL instead of resetting forever. The app
 # clears it once the table has run for STABLE_MS.
 
-FAULT_FILE = "/fault.txt"
-# Where a fault happened (J_FAULT p0; diag.status names them).
-F_FILES = const(1)  # reading and checking the board and table files
-F_JOURNAL = const(2)  # opening and replaying the journal
-F_HARDWARE = const(3)  # building the adapters
-F_RESUME = const(4)  # resuming the round, the configuration record
-F_TASK = const(5)  # a task of the running table died (p2: which)
-F_WATCHDOG = const(6)  # a task stopped reporting (p2: which); the WDT resets
-F_START = const(7)  # anything else before the table ran
-MAX_FAILED_BOOTS = const(3)
-STABLE_MS = const(60000)
+FAULT_FILE = "/fault.txt"  # stages, limits: sicbo.events F_*, MAX_FAILED_BOOTS
 
 
 class Boot:
@@ -144,7 +116,7 @@ class Boot:
     def __init__(self, fault_file=FAULT_FILE):
         self.fault_file = fault_file
         self.log = print
-        self.stage = F_START
+        self.stage = E.F_START
         self.hw = None
         self.table = None
         self.ctl = None  # once the journal has been replayed: it may add a record
@@ -232,13 +204,6 @@ def fault_lamps(hw, table):
         pass
 
 
-def out_of_service(n, text, log=print):
-    log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off."
-          % (n, text))
-    log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
-          "machine.reset()")
-
-
 def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR, log=print,
           ticks_ms=None, fault_file=FAULT_FILE):
     """main.py's entry. Returns (to the REPL) on a refused configuration, in
@@ -251,9 +216,10 @@ def start(board_path=BOARD_FILE, table_path=TABLE_FILE, journal_dir=JOURNAL_DIR,
     boot = Boot(fault_file)
     boot.log = log
     n, text = failed_boots(fault_file)
-    if n >= MAX_FAILED_BOOTS:
-        out_of_service(n, text, log)
-        _out_of_service_lamps(board_path, table_path, boot, log)
+    if n >= E.MAX_FAILED_BOOTS:
+        import appboot
+
+        appboot.out_of_service(n, text, board_path, table_path, boot, log)
         return None
     try:
         return _run(boot, board_path, table_path, journal_dir, log, ticks_ms)
@@ -300,20 +266,3 @@ def _run(boot, board_path, table_path, journal_dir, log, ticks_ms):
         ctl.hw.all_off()
         ctl.store.close()
     return ctl
-
-
-def _out_of_service_lamps(board_path, table_path, boot, log):
-    """Light the fault pattern if the files still allow it; outputs stay off."""
-    try:
-        import appboot
-
-        board, cfg = load(board_path, table_path)
-        from sicbo.settle import SettlementTable
-
-        table = SettlementTable(cfg)
-        unload_boot(PARSERS)
-        boot.hw = appboot.build_hardware(board, table.row_bytes, watchdog=False)
-        boot.hw.all_off()
-        fault_lamps(boot.hw, table)
-    except Exception as e:  # noqa: BLE001
-        log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))

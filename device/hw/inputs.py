@@ -12,7 +12,6 @@
 
 from machine import Pin
 
-from hw.keychain import KeyChain
 from hw.switches import Switches
 from sicbo.signals import KEY_CONFIRM
 
@@ -41,6 +40,8 @@ def chain_for(board, spi=None):
         return None
     if spi is None:
         spi = spi_for(board)
+    from hw.keychain import KeyChain  # loaded only for a board that has the chain
+
     return KeyChain(spi, Pin(k["load"], Pin.OUT, value=1), k["nbits"], k["high"], k["low"])
 
 

@@ -10,8 +10,6 @@
 
 from micropython import const
 
-from sicbo.errors import InputError
-
 OUTCOMES = const(56)
 ORDERED_OUTCOMES = const(216)
 _NO_AREA = const(255)
@@ -26,6 +24,8 @@ def outcome_index(d1, d2, d3):
     """0..55 for valid dice; raises InputError otherwise. Does not allocate."""
     if type(d1) is not int or type(d2) is not int or type(d3) is not int or not (
             1 <= d1 <= 6 and 1 <= d2 <= 6 and 1 <= d3 <= 6):
+        from sicbo.errors import InputError  # here: the running table never loads it
+
         raise InputError("dice must be whole numbers from 1 to 6, got %r %r %r" % (d1, d2, d3))
     # Sort three values with swaps: no list, no allocation.
     if d1 > d2:

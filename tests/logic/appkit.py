@@ -99,7 +99,7 @@ def _template():
 
     folder = fresh_folder()
     write_files(folder)
-    b, c = shell.load(folder + "/board.json", folder + "/table.json")
+    b, c = appboot.load(folder + "/board.json", folder + "/table.json")
     cache.save(folder + "/config.cache", b, c,
                appboot.file_digest(folder + "/board.json", folder + "/table.json"))
     shell.unload_boot(shell.PARSERS)

@@ -173,7 +173,7 @@ def test_journal_folder_unusable_is_a_contained_fault():
     log, resets = fault_boot(folder, folder + "/j")
     assert resets == [machine.HARD_RESET], resets
     assert shell.failed_boots(folder + "/fault.txt")[0] == 1
-    assert any("FAULT in stage %d" % shell.F_JOURNAL in line for line in log), log
+    assert any("FAULT in stage %d" % E.F_JOURNAL in line for line in log), log
     assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
 
 
@@ -184,14 +184,14 @@ def test_memory_error_while_resuming_is_journaled_and_resets():
     log, resets = fault_boot(t.folder, t.folder, MemoryError("memory allocation failed"))
     assert resets == [machine.HARD_RESET]
     faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
-    assert len(faults) == 1 and faults[0].p(0) == shell.F_RESUME and faults[0].p(1) == 1
+    assert len(faults) == 1 and faults[0].p(0) == E.F_RESUME and faults[0].p(1) == 1
     # Outputs off and the fault pattern on the lamps: every status lamp, no area.
     assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
     assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
 def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
     t = Table()
     t.close()
-    for n in range(1, shell.MAX_FAILED_BOOTS + 1):
+    for n in range(1, E.MAX_FAILED_BOOTS + 1):
         fault_boot(t.folder, t.folder, OSError(5))
         assert shell.failed_boots(t.folder + "/fault.txt")[0] == n
     log = []
@@ -224,7 +224,7 @@ def test_a_task_that_dies_is_journaled_by_name_then_resets():
     assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
     faults = [r for r in t.journal() if r.type == E.J_FAULT]
     assert len(faults) == 1, faults
-    assert faults[0].p(0) == shell.F_TASK and faults[0].p(2) == app.TASKS.index("reader")
+    assert faults[0].p(0) == E.F_TASK and faults[0].p(2) == app.TASKS.index("reader")
     assert shell.failed_boots(t.folder + "/fault.txt")[0] == 1
 
 
@@ -240,7 +240,7 @@ def test_a_late_task_is_named_before_the_watchdog_resets():
     assert t.ctl.watch(late) is False  # not fed
     assert t.ctl.watch(late + 10) is False
     faults = [r for r in t.journal() if r.type == E.J_FAULT]
-    assert len(faults) == 1 and faults[0].p(0) == shell.F_WATCHDOG
+    assert len(faults) == 1 and faults[0].p(0) == E.F_WATCHDOG
     assert faults[0].p(2) == app.TASKS.index("reader")
 
 
