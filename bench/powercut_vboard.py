@@ -35,7 +35,7 @@ Target: 0 lost, 0 doubled, 0 failed boots, 0 faults, 0 resets of its own.
 Exit status 1 otherwise. Leaves no process.
 
 The heap is the board's (host_tools/heaps.py: 111936 on a 32-bit
-interpreter, 200k on the 64-bit pip port; SICBO_MICROPYTHON names the
+interpreter, 240k on the 64-bit pip port; SICBO_MICROPYTHON names the
 interpreter); --heap or SICBO_VBOARD_HEAP set another.
 """
 

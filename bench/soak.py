@@ -6,7 +6,7 @@ runs bench/soak_rounds.py on the MicroPython unix port at the board's heap.
 
 The interpreter: $SICBO_MICROPYTHON, else the venv's 64-bit port. The heap:
 SICBO_SOAK_HEAP, else the board's on that interpreter (host_tools/heaps.py:
-111936 bytes on a 32-bit one, the measured 64-bit equivalent 200k on the pip
+111936 bytes on a 32-bit one, the measured 64-bit equivalent 240k on the pip
 port). Exit status: the soak's.
 """
 

@@ -69,6 +69,18 @@ MANIFEST = "manifest.json"
 MANIFEST_PREV = "manifest.prev"
 BOARD_FILE = "board.json"
 TABLE_FILE = "table.json"
+CACHE_FILE = "config.cache"  # device/shell.py CACHE_NAME, beside board.json
+
+
+def config_cache(board_text, table_text, board, table):
+    """The configuration cache the board would write on its first boot
+    (sicbo/cache.py, the firmware's own dump): written by deploy, the board
+    never needs the file parsers after a deploy. Its key is the board's
+    appboot.file_digest of the two files as written."""
+    from sicbo import cache
+
+    config_id = hashlib.sha256(board_text.encode("utf-8") + table_text.encode("utf-8")).digest()[:6]
+    return cache.dump(board, table, config_id)
 SOURCE_FILES = ("main.py", "boot.py")  # stay .py at the top of the board
 REMOTE_DIR = "remote"  # device/remote/: board-side code the host sends, never installed
 AGENT = os.path.join(DEVICE, REMOTE_DIR, "deploy_agent.py")
@@ -586,10 +598,12 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     config = dict(entry)
     config[BOARD_FILE] = _text_sha(board_text)
     config[TABLE_FILE] = _text_sha(table_text)
+    cache_text = config_cache(board_text, table_text, board, table)
+    config[CACHE_FILE] = _text_sha(cache_text)
     compiler = mpy_cross_version_line()
     mp = mpremote or MpRemote(port)
     mp.check_port()
-    paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE]
+    paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE, CACHE_FILE]
     info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config},
                  start=reset)
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
@@ -626,7 +640,8 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         else:
             args = compiler_args(info.get("mpy"), mpy_cross_default_version())
             staged = compile_tree(sources, stage, args, arch)
-        for name, text in ((BOARD_FILE, board_text), (TABLE_FILE, table_text)):
+        for name, text in ((BOARD_FILE, board_text), (TABLE_FILE, table_text),
+                           (CACHE_FILE, cache_text)):
             dest = os.path.join(stage, name)
             with open(dest, "w", encoding="utf-8") as f:
                 f.write(text)

@@ -8,8 +8,11 @@ board's own figures apply as they are.
 
 The 64-bit pip unix port is for function, not memory: there the firmware takes
 about 1.8 times its 32-bit heap (measured with `bench/board_heap.py --all`:
-in use after boot 1.79, smallest heap on a full journal 1.80), so the 64-bit
-stand-in for the board's 111,936 bytes is 200k.
+in use after boot 1.79, smallest heap on a full journal 1.80), and there the
+simulated `machine` is loaded from .mpy files (frozen into the 32-bit VM, C on
+a board): its stand-in for the board's 111,936 bytes is 240k, where the
+virtual board's system tests and power-cut campaign pass (at 200k, 1.8 times
+the board, they run out).
 """
 
 import functools
@@ -18,7 +21,7 @@ import subprocess
 BOARD_HEAP = 111936  # bytes: the ESP32's heap after its one growth
 BOARD_HEAP_INITIAL = 56 * 1024  # before it grows: the frozen image's target
 BOOT_GOAL = 90 * 1024  # issue 8: .mpy firmware boots and plays at or under this
-HEAP_64_EQUIVALENT = "200k"  # the 64-bit port standing in for BOARD_HEAP
+HEAP_64_EQUIVALENT = "240k"  # the 64-bit port standing in for BOARD_HEAP
 
 
 @functools.lru_cache(maxsize=None)

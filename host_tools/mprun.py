@@ -6,7 +6,7 @@ per test file, each with the board's heap.
 One process per file keeps one file's garbage and fragmentation from failing
 the next. On a 32-bit interpreter (the ESP32-faithful VM, host_tools.vm32)
 every file runs at the ESP32's heap, 111,936 bytes. On the 64-bit pip port
-the logic tests run at 110k and the controller's tests at 200k, the measured
+the logic tests run at 110k and the controller's tests at 240k, the measured
 64-bit equivalent of the board's heap (host_tools/heaps.py). The modules are
 compiled by mpy-cross first (into build/mpy, only what changed) and imported as
 .mpy, as on the board: compiling the sources inside the VM would measure the

@@ -60,7 +60,7 @@ stable link to the serial port, ``wire.sock``/``control.sock``, ``frozen/``
 simulated RTC: survives resets, deleted at power-on and on a power cut).
 
 The heap is the board's (host_tools/heaps.py ``board_heap``): 111936 bytes on
-a 32-bit interpreter, the measured 64-bit equivalent (200k) on the pip
+a 32-bit interpreter, the measured 64-bit equivalent (240k) on the pip
 64-bit port. ``SICBO_MICROPYTHON`` names the interpreter. When it has sim/
 frozen in (``_sim_wire`` imports from ``.frozen`` alone), sim/ is not served.
 

@@ -26,7 +26,7 @@ def add_arguments(parser):
     parser.add_argument("--heap", default=None,
                         help="interpreter heap, as micropython -X heapsize= (default: the "
                              "board's, host_tools/heaps.py: 111936 on a 32-bit interpreter, "
-                             "200k on the 64-bit one); $SICBO_MICROPYTHON names the interpreter")
+                             "240k on the 64-bit one); $SICBO_MICROPYTHON names the interpreter")
 
 
 def run(args):

@@ -109,7 +109,7 @@ def test_deploy_from_empty(vb, device):
     assert set(r.copied) == set(m["files"])
     assert "main.py" not in m["files"] or os.path.exists(os.path.join(vb.fs, "main.py"))
     assert all(p.endswith(".mpy") for p in m["files"]
-               if p not in ("main.py", "boot.py", "board.json", "table.json"))
+               if p not in ("main.py", "boot.py", "board.json", "table.json", "config.cache"))
     assert m["firmware"] == __import__("sicbo").FIRMWARE_VERSION
     assert m["revision"] and m["mpy"] == "6.3"
     assert m["board"] == "virtual"
@@ -186,9 +186,10 @@ def test_changed_configuration_is_copied_and_resets(vb, device, tmp_path):
     table = tmp_path / "table.json"
     table.write_text(open(TABLE).read().replace("{", "{ ", 1))  # same table, other bytes
     r = run_deploy(vb, device, table=str(table))  # asserts the reset
-    assert r.copied == ["table.json"] and not r.current
+    # the configuration cache is the files' (keyed by their bytes): it follows
+    assert r.copied == ["config.cache", "table.json"] and not r.current
     r = run_deploy(vb, device)
-    assert r.copied == ["table.json"]
+    assert r.copied == ["config.cache", "table.json"]
     assert_consistent(vb)
 
 
@@ -332,10 +333,10 @@ def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
         assert r.summary().startswith("frozen firmware %s (firmware %s"
                                       % (code, __import__("sicbo").FIRMWARE_VERSION))
         m = assert_consistent(vb)
-        assert sorted(m["files"]) == ["board.json", "main.py", "table.json"]
+        assert sorted(m["files"]) == ["board.json", "config.cache", "main.py", "table.json"]
         assert (m["kind"], m["code_sha256"], m["compiler"]) == ("frozen", code, None)
         assert sorted(os.listdir(vb.fs)) == sorted(
-            ["board.json", "main.py", "table.json", dp.MANIFEST, STARTS]
+            ["board.json", "config.cache", "main.py", "table.json", dp.MANIFEST, STARTS]
             + [n for n in os.listdir(vb.fs) if n.startswith(".")])  # no code, no folders
         # again: nothing to do
         r = run_deploy(vb, device)
