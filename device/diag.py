@@ -16,6 +16,7 @@ import time
 import shell
 
 from sicbo import events as E
+from sicbo import signals as S
 
 # Everything else is imported where a command needs it: diag must fit beside
 # the simulated machine on the virtual board, and the files are parsed first,
@@ -188,8 +189,9 @@ def status():
     sw = c.hardware().switches
     _settle(sw)
     print("sensors   cover %s  clasps %s/%s  supervisor %s" % (
-        _word(sw.level(0), "on", "off"), _word(sw.level(1), "fastened", "open"),
-        _word(sw.level(2), "fastened", "open"), _word(sw.level(4), "on", "off")))
+        _word(sw.level(S.COVER), "on", "off"), _word(sw.level(S.CLASP_LEFT), "fastened", "open"),
+        _word(sw.level(S.CLASP_RIGHT), "fastened", "open"),
+        _word(sw.level(S.SUPERVISOR), "on", "off")))
     man = _manifest()
     print("code      " + _code())
     if man is not None:
@@ -257,7 +259,7 @@ def _idle_and_closed(what):
         return None
     sw = c.hardware().switches
     _settle(sw)
-    if not (sw.level(0) and sw.level(1) and sw.level(2)):
+    if not (sw.level(S.COVER) and sw.level(S.CLASP_LEFT) and sw.level(S.CLASP_RIGHT)):
         print("refused: %s test only with the cover on and both clasps fastened" % what)
         return None
     return c
@@ -381,23 +383,40 @@ def meters():
 
 
 def journal(n=20):
+    """The last n records, each checked as the board's replay checks it: a
+    record its type, the sequence, the round or the state does not allow is
+    shown as DAMAGED with the reason (never used, never a traceback)."""
     from journal_store import JournalStore
     from sicbo import journal as jfmt
-    from sicbo import logtext
+    from sicbo import logtext, texts
+    from sicbo.roundstate import RoundState
 
     c = _c()
     store = JournalStore(c.journal_dir)
+    state = RoundState()
     recs = []
+
+    def take(b, o, gap):
+        code = state.take(b, o, gap)
+        recs.append((jfmt.Record(b, o), code))
+        if len(recs) > n:
+            recs.pop(0)
+
     for data in store.read_all():
-        for rec in jfmt.Scanner().scan(data):
-            recs.append(rec)
-            if len(recs) > n:
-                recs.pop(0)
+        state.scanner.walk(data, take)
     store.close()
-    for rec in recs:
-        print(logtext.journal_line(rec, c.table()))
+    for rec, code in recs:
+        if code > 0:
+            why = texts.DAMAGE_NAMES[code] if code < len(texts.DAMAGE_NAMES) else code
+            print("journal %6d round %5d DAMAGED (%s): type %d, not used"
+                  % (rec.seq, rec.round, why, rec.type))
+        else:
+            print(logtext.journal_line(rec, c.table()))
     if not recs:
         print("journal is empty")
+    if state.damaged:
+        print("%d damaged record%s in the journal: see sicbo journal --json"
+              % (state.damaged, "" if state.damaged == 1 else "s"))
 
 
 def dump_journal():

@@ -212,3 +212,38 @@ def test_mpremote_sees_a_board(table):
                         "import sys; print(sys.implementation.name, sys.path)"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "micropython" in r.stdout and "/lib" in r.stdout
+
+
+def test_a_forged_record_is_reported_as_damage_and_the_table_plays_on(table, capsys):
+    # A CRC-valid J_RESULT with impossible dice (0-7-6) at the end of the
+    # board's journal: the board starts, journals the damage, and plays on;
+    # diag and sicbo journal report it as damage, never with a traceback.
+    from sicbo import events as E
+    from sicbo import journal as jfmt
+
+    vb, client = table
+    vb.power_cut()
+    jdir = os.path.join(vb.fs, "journal")
+    names = sorted(n for n in os.listdir(jdir) if n.endswith(".log"))
+    recs = []
+    for n in names:
+        with open(os.path.join(jdir, n), "rb") as f:
+            recs.extend(jfmt.records(f.read()))
+    last = recs[-1]
+    forged = jfmt.encode(E.J_RESULT, last.seq + 1, last.round, last.boot, last.ticks + 5,
+                         last.wall, bytes((0, 7, 6, 0, 0, 0, 0, 0)))
+    with open(os.path.join(jdir, names[-1]), "ab") as f:
+        f.write(forged)
+    frames = client.lamps()["frames"]
+    vb.power_on(timeout=0)
+    wait_app(client, frames)
+    out = diag(vb, client, capsys, "journal", "8")
+    assert "DAMAGED (dice not 1..6)" in out and "Traceback" not in out, out
+    assert main(["journal", jdir]) == 0
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err and "damage" in out.lower(), out
+    assert main(["journal", jdir, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert any(d.get("seq") == last.seq + 1 for d in data["damage"]), data["damage"]
+    won = play(client, (2, 2, 5))
+    assert "DOUBLE_2" in won
