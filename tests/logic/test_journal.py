@@ -220,3 +220,9 @@ def test_the_longest_record_is_1024_bytes():
     ok = journal.encode(E.J_METERS, 1, 0, 1, 0, None, bytes(1024 - 28))
     too = journal.encode(E.J_METERS, 2, 0, 1, 0, None, bytes(1025 - 28))
     assert len(journal.records(ok)) == 1 and journal.records(too) == []
+
+
+def test_bytes_with_no_record_at_all_are_torn():
+    sc = journal.Scanner()
+    assert sc.scan(b"\xa5" + bytes(40)) == [] and sc.torn_bytes == 41
+    assert sc.torn_segments == 1 and sc.corrupt_bytes == 0

@@ -166,6 +166,20 @@ def test_confirm_with_fewer_than_three_faces_is_refused():
     assert r.m.state == E.ST_RESULT and r.shown() == [E.R_INCOMPLETE]
 
 
+def test_confirm_outside_result_entry_is_not_now_or_waits_for_the_supervisor():
+    r = Rig()
+    r.to_open()
+    r.ev(E.EV_CONFIRM)
+    assert r.recs == [] and r.shown() == [E.R_KEY_NOT_NOW] and r.m.ignored == 1
+    r.ev(E.EV_BELL)
+    r.ev(E.EV_COVER_OFF)
+    r.reader(1, 1, 1)
+    r.enter(2, 2, 2)  # disagrees: hold
+    assert r.m.state == E.ST_HOLD
+    r.ev(E.EV_CONFIRM)
+    assert r.recs == [] and r.shown() == [E.R_NEED_SUPERVISOR] and r.m.ignored == 2
+
+
 def test_payout_key_ends_round_and_clears_lamps():
     r = Rig()
     r.to_result()

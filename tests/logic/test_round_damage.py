@@ -139,7 +139,9 @@ def test_round_ids_out_of_order_are_damage():
     assert _verdict(_rig(E.ST_IDLE), E.J_ROUND, _p(0), drid=2)[1] == E.BAD_ROUND
     assert _verdict(_rig(E.ST_IDLE), E.J_ROUND, _p(0), drid=0)[1] == E.BAD_ROUND
     assert _verdict(_rig(E.ST_OPEN), E.J_BELL, drid=-1)[1] == E.BAD_ROUND
-    assert _verdict(_rig(E.ST_OPEN), E.J_BELL, drid=1)[1] == E.BAD_ROUND
+    r = _rig(E.ST_OPEN)
+    rp, code = _verdict(r, E.J_BELL, drid=1)
+    assert code == E.BAD_ROUND and (rp.round, rp.seq) == (r.m.round, r.m.seq)  # not followed
 
 
 def test_records_the_round_state_does_not_allow_are_damage():
@@ -364,3 +366,12 @@ def test_a_damaged_round_start_still_takes_its_round_id():
     rp = replay_of(base + bytes(rest) + more, r.cfg, r.m.table)
     assert rp.damage[0] == E.BAD_VALUE and rp.damaged == 6  # J_ROUND, then its 5 records
     assert rp.round == rid + 1 and rp.state == E.ST_IDLE and rp.seq == r.m.seq
+
+
+def test_damage_in_a_finished_round_leaves_the_table_idle_with_the_alarm():
+    r = _rig(E.ST_IDLE)
+    data = bytes(r.journal) + forge(E.J_REFUSED, r.m.seq + 1, r.m.round, _p(7))
+    b = _boot(data)
+    assert b.types() == [E.J_BOOT, E.J_DAMAGE, E.J_ALARM]
+    assert b.m.state == E.ST_IDLE and b.m.alarm and not b.m.void_lit
+    assert E.R_DAMAGE in b.shown() and b.lamp("ALARM")
