@@ -113,9 +113,10 @@ class Controller:
         table resets next, nothing of the round changes)."""
         m = self.m
         now = time.ticks_ms()
-        self.store.append(journal.encode(E.J_FAULT, m.seq + 1, m.round, m.boot, now,
-                                         self.wall.seconds(now),
-                                         bytes((stage, kind, detail, 0, 0, 0, 0, 0))))
+        rec = journal.encode(E.J_FAULT, m.seq + 1, m.round, m.boot, now, self.wall.seconds(now),
+                             bytes((stage, kind, detail, 0, 0, 0, 0, 0)))
+        self.store.append(rec)
+        m.take(rec, 0)  # the machine's sequence goes on after it (no reset may follow soon)
 
     def drain(self, n, now):
         m = self.m
