@@ -10,7 +10,9 @@ import sys
 from host_tools import mpshim
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEVICE = os.path.join(REPO, "device")
+# SICBO_DEVICE_DIR: another copy of device/ to import the firmware from (the
+# mutation tests, host_tools/mutate.py, point the tests at a mutated copy).
+DEVICE = os.environ.get("SICBO_DEVICE_DIR") or os.path.join(REPO, "device")
 mpshim.install()
 if DEVICE not in sys.path:
     sys.path.insert(0, DEVICE)

@@ -1,0 +1,591 @@
+"""Mutation testing of the firmware: do the tests notice a broken safeguard?
+
+    python -m host_tools.mutate [--seed 1] [--sample 200] [--jobs 1]
+                                [--timeout 60] [--min-score 90] [--file GLOB]
+
+Samples single-point mutations of device/**/*.py (a comparison flipped, an
+integer constant off by one, `and`/`or` swapped, a statement replaced by
+`pass`, two arguments of a call swapped, `True`/`False` flipped, `+`/`-`
+swapped), found with `ast`, drawn with `--seed`. Each mutant is written into
+a COPY of device/ (one per job, under /tmp; the checkout is never edited),
+and only the tests that can see the mutated module run against it: the
+tests/logic files and the fast tests/host files that import it, directly or
+through their helpers (appkit, roundkit, ...), found by a static import graph.
+They run under pytest with `-x -q` and SICBO_DEVICE_DIR naming the copy
+(host_tools/__init__.py puts that folder on sys.path instead of device/). A
+mutant is killed when the tests fail or take longer than --timeout.
+
+Prints the score per file and overall, then the survivors (file:line and the
+mutation). The mutants named in EQUIVALENT below (they cannot change what the
+firmware does) are listed apart and not counted. Exit status 0 whatever the
+score (it prints figures), 1 below --min-score, 2 when the driver itself
+breaks (e.g. the unmutated tests fail).
+"""
+
+import argparse
+import ast
+import fnmatch
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEVICE = os.path.join(REPO, "device")
+LOGIC = os.path.join(REPO, "tests", "logic")
+HOST = os.path.join(REPO, "tests", "host")
+
+# Not mutated: main.py (three lines that call shell.start(), run only by a real
+# boot: tests/board) and remote/ (the deploy agent, run only by the deploy tests
+# on the virtual board). Neither is seen by the fast tests.
+SKIP = ("main.py", "remote/*")
+
+# The tests/host files fast enough to run per mutant (in-process CPython, no
+# virtual board, no mpremote). The others (vboard, deploy, system, power cut,
+# flash, simtable, simkeys) take seconds to minutes each and reach the firmware
+# through a MicroPython process that loads device/ itself.
+FAST_HOST = ("test_cli_journal.py", "test_cli_rules.py", "test_console.py", "test_fuzz.py",
+             "test_round_stateful.py", "test_rules_properties.py", "test_svg.py")
+
+# Equivalent mutants: the program does the same whatever the mutation. Each is
+# (file, text of the original line or part of it, the mutation as printed,
+# why). Matched on the text, not the line number, so that edits elsewhere in
+# the file leave them named.
+EQUIVALENT = (
+)
+
+
+# ----------------------------------------------------------------- mutations
+
+class Mutant:
+    __slots__ = ("file", "index", "line", "kind", "desc", "id")
+
+    def __init__(self, file, index, line, kind, desc):
+        self.file = file      # relative to device/, with /
+        self.index = index    # the index-th mutation point of the file
+        self.line = line
+        self.kind = kind
+        self.desc = desc
+        self.id = "%s#%d" % (file, index)
+
+
+_CMP_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+             ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
+             ast.In: ast.NotIn, ast.NotIn: ast.In}
+_CMP_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
+             ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
+             ast.NotIn: "not in"}
+_DELETABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Raise,
+              ast.Assert, ast.Delete, ast.If, ast.For, ast.While, ast.Break, ast.Continue)
+
+
+def _short(node, limit=60):
+    text = ast.unparse(node).split("\n")[0]
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _is_docstring(stmt, body):
+    return (stmt is body[0] and isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str))
+
+
+def _is_str(node):
+    return (isinstance(node, ast.JoinedStr)
+            or isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)))
+
+
+class _Points(ast.NodeTransformer):
+    """Walks a module in a fixed order numbering its mutation points; with
+    `apply` set to a number, performs that one mutation (on the parsed tree,
+    which is then unparsed: the original is never touched)."""
+
+    def __init__(self, apply=None, salt=0):
+        self.apply = apply
+        self.salt = salt
+        self.points = []    # (line, kind, desc)
+        self.done = False
+        self._in_def = 0
+
+    def _point(self, node, kind, desc):
+        k = len(self.points)
+        self.points.append((node.lineno, kind, desc))
+        return k == self.apply
+
+    def _delta(self, node):
+        # Off by one up or down, fixed per point (not per run) by its place.
+        return 1 if (node.lineno * 31 + node.col_offset + self.salt) % 2 else -1
+
+    # function bodies: statements deleted
+    def visit_FunctionDef(self, node):
+        self._in_def += 1
+        self.generic_visit(node)
+        self._in_def -= 1
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _stmts(self, body):
+        out = []
+        for stmt in body:
+            if (self._in_def and isinstance(stmt, _DELETABLE) and not _is_docstring(stmt, body)
+                    and self._point(stmt, "delete", "deleted: `%s`" % _short(stmt))):
+                self.done = True
+                out.append(ast.copy_location(ast.Pass(), stmt))
+                continue
+            new = self.visit(stmt)
+            out.append(new)
+        return out
+
+    def generic_visit(self, node):
+        for field, old in ast.iter_fields(node):
+            if isinstance(old, list) and old and isinstance(old[0], ast.stmt):
+                setattr(node, field, self._stmts(old))
+            elif isinstance(old, list):
+                new = []
+                for v in old:
+                    if isinstance(v, ast.AST):
+                        v = self.visit(v)
+                    new.append(v)
+                setattr(node, field, new)
+            elif isinstance(old, ast.AST):
+                setattr(node, field, self.visit(old))
+        return node
+
+    def visit_Expr(self, node):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return node  # a docstring or comment string
+        return self.generic_visit(node)
+
+    def visit_Compare(self, node):
+        for i, op in enumerate(node.ops):
+            flip = _CMP_FLIP[type(op)]
+            if self._point(node, "compare", "`%s` -> `%s` in `%s`" % (
+                    _CMP_TEXT[type(op)], _CMP_TEXT[flip], _short(node))):
+                node.ops[i] = flip()
+                self.done = True
+        return self.generic_visit(node)
+
+    def visit_BoolOp(self, node):
+        a, b = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
+        if self._point(node, "boolop", "`%s` -> `%s` in `%s`" % (a, b, _short(node))):
+            node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+            self.done = True
+        return self.generic_visit(node)
+
+    def visit_BinOp(self, node):
+        if isinstance(node.op, (ast.Add, ast.Sub)) and not (
+                _is_str(node.left) or _is_str(node.right)):
+            a, b = ("+", "-") if isinstance(node.op, ast.Add) else ("-", "+")
+            if self._point(node, "arith", "`%s` -> `%s` in `%s`" % (a, b, _short(node))):
+                node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+                self.done = True
+        return self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        if isinstance(node.op, (ast.Add, ast.Sub)) and not _is_str(node.value):
+            a, b = ("+=", "-=") if isinstance(node.op, ast.Add) else ("-=", "+=")
+            if self._point(node, "arith", "`%s` -> `%s` in `%s`" % (a, b, _short(node))):
+                node.op = ast.Sub() if isinstance(node.op, ast.Add) else ast.Add()
+                self.done = True
+        return self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        v = node.value
+        if isinstance(v, bool):
+            if self._point(node, "bool", "`%s` -> `%s`" % (v, not v)):
+                self.done = True
+                return ast.copy_location(ast.Constant(not v), node)
+        elif isinstance(v, int):
+            d = self._delta(node)
+            if self._point(node, "const", "%d -> %d" % (v, v + d)):
+                self.done = True
+                return ast.copy_location(ast.Constant(v + d), node)
+        return node
+
+    def visit_Call(self, node):
+        args = node.args
+        if len(args) >= 2 and not any(isinstance(a, ast.Starred) for a in args):
+            # Which pair: fixed per point by its place.
+            i = (node.lineno + node.col_offset + self.salt) % (len(args) - 1)
+            if ast.dump(args[i]) != ast.dump(args[i + 1]) and self._point(
+                    node, "args", "arguments %d and %d swapped in `%s`" % (
+                        i + 1, i + 2, _short(node))):
+                args[i], args[i + 1] = args[i + 1], args[i]
+                self.done = True
+        return self.generic_visit(node)
+
+
+def points(source):
+    walker = _Points()
+    walker.visit(ast.parse(source))
+    return walker.points
+
+
+def mutate(source, index):
+    """The source with its index-th mutation point mutated."""
+    walker = _Points(apply=index)
+    tree = walker.visit(ast.parse(source))
+    if not walker.done:
+        raise RuntimeError("mutation point %d not found" % index)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def device_files(device=DEVICE):
+    out = []
+    for top, dirs, files in os.walk(device):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(top, f), device).replace(os.sep, "/")
+                if not any(fnmatch.fnmatch(rel, p) for p in SKIP):
+                    out.append(rel)
+    return out
+
+
+def all_mutants(device=DEVICE, pattern=None):
+    out = []
+    for rel in device_files(device):
+        if pattern and not fnmatch.fnmatch(rel, pattern):
+            continue
+        with open(os.path.join(device, rel), encoding="utf-8") as f:
+            src = f.read()
+        for i, (line, kind, desc) in enumerate(points(src)):
+            out.append(Mutant(rel, i, line, kind, desc))
+    return out
+
+
+def equivalent_reason(m, lines):
+    text = lines[m.line - 1] if 0 < m.line <= len(lines) else ""
+    for file, snippet, desc, why in EQUIVALENT:
+        if file == m.file and snippet in text and desc == m.desc:
+            return why
+    return None
+
+
+# ------------------------------------------------------- which tests see what
+
+def _module_of(path):
+    """Module name of a .py under device/, tests/logic, tests/host, sim/ or host_tools/."""
+    for root in (DEVICE, LOGIC, HOST, os.path.join(REPO, "sim"), REPO):
+        if path.startswith(root + os.sep):
+            rel = os.path.relpath(path, root)[:-3].replace(os.sep, ".")
+            return rel[:-9] if rel.endswith(".__init__") else rel
+    return None
+
+
+def _imports(path):
+    """Every module a file may import (anywhere in it, at any depth)."""
+    mod = _module_of(path) or ""
+    is_pkg = path.endswith("__init__.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                for k in range(1, len(parts) + 1):
+                    out.add(".".join(parts[:k]))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                pkg = pkg[:len(pkg) - (node.level - 1)]
+                base = ".".join([p for p in pkg + ([base] if base else []) if p])
+            parts = base.split(".")
+            for k in range(1, len(parts) + 1):
+                out.add(".".join(parts[:k]))
+            for a in node.names:
+                out.add(base + "." + a.name)
+    return out
+
+
+def _graph():
+    """{module: (path, imported modules)} of device/, sim/, tests/ helpers, host_tools/."""
+    graph = {}
+    roots = [DEVICE, os.path.join(REPO, "sim"), LOGIC, HOST, os.path.join(REPO, "host_tools")]
+    for root in roots:
+        for top, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for f in files:
+                if f.endswith(".py"):
+                    p = os.path.join(top, f)
+                    name = _module_of(p)
+                    if name and name not in graph:
+                        graph[name] = (p, _imports(p))
+    return graph
+
+
+def test_files():
+    out = [os.path.join(LOGIC, f) for f in sorted(os.listdir(LOGIC))
+           if f.startswith("test_") and f.endswith(".py")]
+    out += [os.path.join(HOST, f) for f in FAST_HOST if os.path.exists(os.path.join(HOST, f))]
+    return out
+
+
+def seen_by():
+    """{device file (relative): [test files that import it, directly or not]}."""
+    graph = _graph()
+    device_mods = {}
+    for name, (path, _imp) in graph.items():
+        if path.startswith(DEVICE + os.sep):
+            device_mods[name] = os.path.relpath(path, DEVICE).replace(os.sep, "/")
+    out = {}
+    for t in test_files():
+        seen = set()
+        todo = list(_imports(t))
+        while todo:
+            m = todo.pop()
+            if m in seen or m not in graph:
+                continue
+            seen.add(m)
+            todo.extend(graph[m][1])
+        for m in seen:
+            if m in device_mods:
+                out.setdefault(device_mods[m], []).append(t)
+    return out
+
+
+# ------------------------------------------------------------------- running
+
+MEMORY_LIMIT = 2 << 30  # bytes of address space per mutant's pytest
+
+
+def _limit_memory():
+    # A mutant that loops appending would take the machine's memory, which
+    # the other sessions share: a MemoryError kills it instead.
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def _pytest(tests, device_dir, timeout):
+    """(killed?, how): run the tests against device_dir."""
+    env = dict(os.environ)
+    env["SICBO_DEVICE_DIR"] = device_dir
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant's .pyc would outlive it
+    env["SICBO_MUTANT"] = "1"
+    # From the project's folder (tests open board_config/... by relative path);
+    # nothing is written there: no cache, no bytecode, no hypothesis database.
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+           "-p", "host_tools.mutate", "--hypothesis-seed=0"] + tests
+    p = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, start_new_session=True,
+                         preexec_fn=_limit_memory)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        return True, "timeout"
+    if p.returncode == 0:
+        return False, "survived"
+    if p.returncode in (1,):
+        return True, "failed"
+    # 2: interrupted / collection error (an import broken by the mutant); others
+    return True, "error %d" % p.returncode if p.returncode != 5 else "no tests"
+
+
+def pytest_configure(config):
+    """Loaded by the mutants' pytest (-p host_tools.mutate): hypothesis keeps no
+    database of a mutant's failing examples in the checkout."""
+    if os.environ.get("SICBO_MUTANT"):
+        from hypothesis import settings
+        settings.register_profile("sicbo-mutant", database=None)
+        settings.load_profile("sicbo-mutant")
+
+
+def _order(tests, rel):
+    """Tests that name the module's file first (most likely to kill fast)."""
+    stem = os.path.basename(rel)[:-3]
+
+    def key(t):
+        b = os.path.basename(t)
+        return (0 if stem in b else 1, 1 if t.startswith(HOST) else 0, b)
+    return sorted(tests, key=key)
+
+
+class _Worker:
+    def __init__(self, base):
+        self.root = tempfile.mkdtemp(prefix="sicbo-mutate-", dir="/tmp")
+        self.device = os.path.join(self.root, "device")
+        shutil.copytree(base, self.device, ignore=shutil.ignore_patterns("__pycache__"))
+
+    def run(self, m, source, tests, timeout):
+        path = os.path.join(self.device, m.file)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(mutate(source, m.index))
+        try:
+            return _pytest(tests, self.device, timeout)
+        finally:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(source)
+
+    def close(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m host_tools.mutate",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sample", type=int, default=200, help="mutants drawn (0: all)")
+    ap.add_argument("--jobs", type=int, default=1, help="mutants run at once (at most 2)")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
+    ap.add_argument("--min-score", type=float, default=None,
+                    help="exit 1 when the overall score is below this percentage")
+    ap.add_argument("--file", default=None, help="mutate only files matching this glob "
+                    "(relative to device/, e.g. 'hw/*.py')")
+    ap.add_argument("--id", action="append", default=[],
+                    help="run only this mutant (FILE#N, as listed; repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the drawn mutants, run nothing")
+    ap.add_argument("--show", default=None, metavar="FILE#N",
+                    help="print the mutated line(s) of one mutant as a diff")
+    args = ap.parse_args(argv)
+    jobs = max(1, min(2, args.jobs))
+
+    # A snapshot of device/ now: the checkout may change while the mutants run.
+    snap = tempfile.mkdtemp(prefix="sicbo-mutate-base-", dir="/tmp")
+    base = os.path.join(snap, "device")
+    shutil.copytree(DEVICE, base, ignore=shutil.ignore_patterns("__pycache__"))
+    workers = []
+    try:
+        return _main(args, base, jobs, workers)
+    finally:
+        for w in workers:
+            w.close()
+        shutil.rmtree(snap, ignore_errors=True)
+
+
+def _show(base, ident):
+    import difflib
+    file, _, n = ident.partition("#")
+    with open(os.path.join(base, file), encoding="utf-8") as f:
+        src = f.read()
+    a = ast.unparse(ast.parse(src)).splitlines()
+    b = mutate(src, int(n)).splitlines()
+    sys.stdout.writelines(line + "\n" for line in difflib.unified_diff(
+        a, b, file + " (unparsed)", file + " " + ident, n=2, lineterm=""))
+    return 0
+
+
+def _main(args, base, jobs, workers):
+    if args.show:
+        return _show(base, args.show)
+    everything = all_mutants(base, args.file)
+    if args.id:
+        chosen = [m for m in everything if m.id in args.id]
+    elif args.sample and args.sample < len(everything):
+        chosen = random.Random(args.seed).sample(everything, args.sample)
+    else:
+        chosen = list(everything)
+    chosen.sort(key=lambda m: (m.file, m.index))
+    sources, lines = {}, {}
+    for m in chosen:
+        if m.file not in sources:
+            with open(os.path.join(base, m.file), encoding="utf-8") as f:
+                sources[m.file] = f.read()
+            lines[m.file] = sources[m.file].splitlines()
+    print("%d mutation points in device/, %d drawn (seed %d)" % (
+        len(everything), len(chosen), args.seed))
+    if args.list:
+        for m in chosen:
+            print("  %s  %s:%d  %s" % (m.id, m.file, m.line, m.desc))
+        return 0
+
+    seen = seen_by()
+    # The unmutated copy must pass every test that will be run.
+    all_tests = sorted({t for m in chosen for t in seen.get(m.file, [])})
+    t0 = time.time()
+    for _ in range(jobs):
+        workers.append(_Worker(base))
+    if all_tests:
+        killed, how = _pytest(all_tests, workers[0].device, 600)
+        if killed:
+            print("the unmutated firmware fails its tests (%s): no score" % how, file=sys.stderr)
+            return 2
+    print("baseline: %d test files pass on the unmutated copy in %.0f s" % (
+        len(all_tests), time.time() - t0))
+
+    results = {}   # id -> (status, how)
+    todo = []
+    for m in chosen:
+        why = equivalent_reason(m, lines[m.file])
+        if why:
+            results[m.id] = ("equivalent", why)
+        elif not seen.get(m.file):
+            results[m.id] = ("survived", "no fast test imports it")
+        else:
+            todo.append(m)
+    lock = threading.Lock()
+    done = [0]
+
+    def run(worker):
+        while True:
+            with lock:
+                if not todo:
+                    return
+                m = todo.pop(0)
+            start = time.time()
+            killed, how = worker.run(m, sources[m.file], _order(seen[m.file], m.file),
+                                     args.timeout)
+            with lock:
+                results[m.id] = ("killed" if killed else "survived", how)
+                done[0] += 1
+                print("[%3d/%d] %-8s %5.1fs  %s:%d  %s" % (
+                    done[0], len(todo) + done[0], how.upper() if killed else "SURVIVED",
+                    time.time() - start, m.file, m.line, m.desc), flush=True)
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+    return _report(chosen, results, args, time.time() - t0)
+
+
+def _report(chosen, results, args, elapsed):
+    per = {}
+    for m in chosen:
+        status = results[m.id][0]
+        k, s, e = per.get(m.file, (0, 0, 0))
+        per[m.file] = (k + (status == "killed"), s + (status == "survived"),
+                       e + (status == "equivalent"))
+    print()
+    print("%-28s %7s %7s %7s %7s" % ("file", "mutants", "killed", "equiv", "score"))
+    tk = ts = te = 0
+    for f in sorted(per):
+        k, s, e = per[f]
+        tk, ts, te = tk + k, ts + s, te + e
+        score = 100.0 * k / (k + s) if k + s else 100.0
+        print("%-28s %7d %7d %7d %6.1f%%" % (f, k + s + e, k, e, score))
+    overall = 100.0 * tk / (tk + ts) if tk + ts else 100.0
+    print("%-28s %7d %7d %7d %6.1f%%" % ("overall", tk + ts + te, tk, te, overall))
+    surv = [m for m in chosen if results[m.id][0] == "survived"]
+    if surv:
+        print("\nsurvivors:")
+        for m in surv:
+            extra = results[m.id][1]
+            print("  %s:%d  %s%s  [%s]" % (m.file, m.line, m.desc,
+                                          "" if extra == "survived" else "  (%s)" % extra, m.id))
+    equiv = [m for m in chosen if results[m.id][0] == "equivalent"]
+    if equiv:
+        print("\nequivalent (not counted):")
+        for m in equiv:
+            print("  %s:%d  %s: %s" % (m.file, m.line, m.desc, results[m.id][1]))
+    print("\nmutation score %.1f%% (%d killed of %d, %d equivalent; seed %d, %.0f s)" % (
+        overall, tk, tk + ts, te, args.seed, elapsed))
+    if args.min_score is not None and overall < args.min_score:
+        print("below --min-score %g" % args.min_score)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,174 @@
+# The round machine's interlocks, as a power cut leaves them and as the dealer
+# meets them: the sensor levels resume() is given are the ones it acts on,
+# refusals and tamper records name the side that is open, a held round keeps
+# the reader's dice across a power cut, and every status lamp lights on any
+# channel, the first one included.
+from roundkit import AREAS, Rig, make_cfg, replay_of
+from sicbo import events as E
+from sicbo.settle import channel_on
+
+
+def _booted(r, cover=1, clasp_l=1, clasp_r=1, supervisor=0, cfg=None):
+    m = replay_of(bytes(r.journal), cfg if cfg is not None else r.cfg, r.m.table)
+    b = Rig(m.cfg, machine=m)
+    b.journal = bytearray(r.journal)
+    b.now = r.now + 1000
+    b._drain(m.resume(b.now, 780000000, cover, clasp_l, clasp_r, supervisor, 0))
+    return b
+
+
+def test_resume_takes_every_level_it_is_given():
+    r = Rig()
+    r.round(1, 2, 3)
+    b = _booted(r)
+    assert (b.m.cover, b.m.clasp_l, b.m.clasp_r, b.m.supervisor) == (1, 1, 1, 0)
+    b.ev(E.EV_SHAKE)  # no event needed: the dome is ready as it is
+    assert b.types() == [E.J_ROUND] and b.m.state == E.ST_SHAKING
+    b = _booted(r, supervisor=1)
+    assert b.m.supervisor == 1
+    for cover, left, right, msg, detail in ((0, 1, 1, E.R_COVER_NOT_ON, 0),
+                                            (1, 0, 1, E.R_CLASP_OPEN, 1),
+                                            (1, 1, 0, E.R_CLASP_OPEN, 2),
+                                            (1, 0, 0, E.R_CLASP_OPEN, 3)):
+        b = _booted(r, cover, left, right)
+        assert (b.m.cover, b.m.clasp_l, b.m.clasp_r) == (cover, left, right)
+        b.ev(E.EV_SHAKE)
+        assert b.types() == [E.J_REFUSED], (cover, left, right)
+        assert b.recs[0].p(0) == msg and b.recs[0].p(1) == detail, (cover, left, right)
+        assert b.m.state == E.ST_IDLE
+
+
+def test_refusal_names_the_open_clasp():
+    for left, right, detail in ((0, 1, 1), (1, 0, 2), (0, 0, 3)):
+        r = Rig()
+        r.ev(E.EV_COVER_ON)
+        if left:
+            r.ev(E.EV_CLASP_L_ON)
+        if right:
+            r.ev(E.EV_CLASP_R_ON)
+        r.ev(E.EV_SHAKE)
+        assert r.types() == [E.J_REFUSED]
+        assert r.recs[0].p(0) == E.R_CLASP_OPEN and r.recs[0].p(1) == detail, detail
+        assert (E.C_SHOW, E.R_CLASP_OPEN, detail, 0) in r.last
+
+
+def test_tamper_names_the_clasp_that_opened():
+    for ev, side in ((E.EV_CLASP_L_OFF, 1), (E.EV_CLASP_R_OFF, 2)):
+        for open_ in (False, True):
+            r = Rig()
+            r.arm()
+            r.ev(E.EV_SHAKE)
+            if open_:
+                r.ev(E.EV_TIMER, 0, 60000)
+                assert r.m.state == E.ST_OPEN
+            r.ev(ev)
+            assert r.types() == [E.J_ALARM, E.J_VOID], (ev, open_)
+            assert r.recs[0].p(0) == E.R_TAMPER_CLASP and r.recs[0].p(1) == side
+            assert r.recs[1].p(0) == E.V_TAMPER
+            assert (E.C_SHOW, E.R_TAMPER_CLASP, side, 0) in r.last
+            if not open_:
+                assert r.has(E.C_SOLENOID_STOP) and r.has(E.C_TIMER_CANCEL)
+
+
+def test_resume_of_an_open_round_with_one_clasp_open_is_tamper():
+    cfg = make_cfg(resume_policy="keep_open")
+    for left, right, detail in ((1, 0, 2), (0, 1, 1)):
+        r = Rig(cfg)
+        r.to_open()
+        b = _booted(r, 1, left, right)
+        assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID], (left, right)
+        assert b.recs[1].p(0) == E.R_TAMPER_CLASP and b.recs[1].p(1) == detail
+        assert b.m.state == E.ST_IDLE
+    r = Rig(cfg)
+    r.to_open()
+    b = _booted(r, 0, 1, 1)
+    assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID]
+    assert b.recs[1].p(0) == E.R_TAMPER_COVER
+
+
+def test_resume_after_the_bell_with_the_cover_on_waits():
+    r = Rig()
+    r.to_open()
+    r.ev(E.EV_BELL)
+    b = _booted(r, cover=1)
+    assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_CLOSED
+    b = _booted(r, cover=0)
+    assert b.types() == [E.J_BOOT, E.J_COVER_OFF] and b.m.state == E.ST_RESULT
+
+
+def _held():
+    r = Rig(make_cfg(void_policy="players_choose"))
+    r.to_result()
+    r.reader(1, 2, 5)
+    r.enter(1, 2, 3)
+    assert r.m.state == E.ST_HOLD
+    return r
+
+
+def test_a_power_cut_in_hold_keeps_both_results():
+    r = _held()
+    assert bytes(r.m.reader) == b"\x01\x02\x05" and bytes(r.m.hold) == b"\x01\x02\x03"
+    for m in (replay_of(bytes(r.journal), r.cfg, r.m.table), _booted(r).m):
+        assert m.state == E.ST_HOLD and m.has_reader and not m.has_result
+        assert bytes(m.reader) == b"\x01\x02\x05"
+        assert bytes(m.hold) == b"\x01\x02\x03"
+    # The reader has spoken for this round: a second reading is not taken.
+    b = _booted(r)
+    b.ev(E.EV_SUPERVISOR_ON)
+    b.enter(1, 2, 5)
+    assert b.types() == [E.J_RESULT] and b.m.state == E.ST_PAYING
+    assert bytes(b.m.dice) == b"\x01\x02\x05"
+
+
+def test_a_hold_after_the_result_survives_a_power_cut():
+    r = Rig()
+    r.to_result()
+    r.enter(2, 2, 6)
+    r.reader(2, 3, 6)
+    assert r.types() == [E.J_READER, E.J_HOLD] and r.m.state == E.ST_HOLD
+    b = _booted(r)
+    m = b.m
+    assert m.state == E.ST_HOLD and m.has_result and m.has_reader
+    assert bytes(m.dice) == b"\x02\x02\x06" and bytes(m.reader) == b"\x02\x03\x06"
+    assert bytes(m.hold) == b"\x02\x02\x06"
+    assert b.lamp("TOTAL_10")  # the lamps of the result stand while held
+    b.ev(E.EV_PAYOUT)
+    assert b.types() == [] and b.m.state == E.ST_HOLD
+
+
+def _cfg_with_first(name):
+    cfg = make_cfg()
+    status = ["PLACE_BETS", "ALARM", "VOID", "PAYING"]
+    status.remove(name)
+    cfg.lamp_order = tuple([name] + status + AREAS)
+    return cfg
+
+
+def test_every_status_lamp_lights_on_channel_0():
+    r = Rig(_cfg_with_first("VOID"))
+    assert r.m.table.status_channel["VOID"] == 0
+    r.void_round(1)
+    assert channel_on(r.m.frame, 0)
+    r = Rig(_cfg_with_first("ALARM"))
+    r.to_open()
+    r.ev(E.EV_COVER_OFF)
+    assert channel_on(r.m.frame, 0)
+    r = Rig(_cfg_with_first("PAYING"))
+    r.to_result()
+    r.enter(1, 2, 3)
+    assert channel_on(r.m.frame, 0)
+    r = Rig(_cfg_with_first("PLACE_BETS"))
+    r.to_open()
+    assert channel_on(r.m.frame, 0)
+    r.ev(E.EV_BELL)
+    assert not channel_on(r.m.frame, 0)
+
+
+def test_no_status_lamp_when_the_table_has_none():
+    cfg = make_cfg()
+    cfg.lamp_order = tuple(AREAS)
+    r = Rig(cfg)
+    assert r.m.ch_void == -1 and r.m.ch_place == -1
+    r.void_round(1)
+    r.round(1, 2, 3)
+    assert r.m.state == E.ST_IDLE
