@@ -76,9 +76,14 @@ def write_files(folder, board=None, table=None):
     write beside them (made once, _template), so that a test's boot, like a
     board's after a deploy, does not parse the files."""
     if board is None and table is None and _TEMPLATE:
+        buf = bytearray(256)  # in pieces: a test's heap is as fragmented as a board's
         for name in ("board.json", "table.json", "config.cache"):
             with open(_TEMPLATE[0] + "/" + name, "rb") as f, open(folder + "/" + name, "wb") as g:
-                g.write(f.read())
+                while True:
+                    n = f.readinto(buf)
+                    if not n:
+                        break
+                    g.write(buf if n == len(buf) else buf[:n])
         return
     for name, data in (("board.json", board or board_dict()),
                        ("table.json", table or table_dict())):
