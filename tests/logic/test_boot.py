@@ -261,3 +261,27 @@ def test_rotation_keeps_the_configuration_and_its_approval():
     t3 = Table(folder=t.folder, reset=False)
     assert E.J_CONFIG not in t3.types()
     t3.close()
+
+
+def test_a_fault_while_building_the_adapters_is_contained():
+    # The checked configuration is trusted from its cache: one that names a
+    # pin the board cannot drive (GPIO6, the SPI flash; its hash made to
+    # match, as flash damage would not) fails while the adapters are built.
+    import appboot
+    from sicbo import cache
+
+    t = Table()
+    t.close()
+    path = t.folder + "/config.cache"
+    cid = appboot.file_digest(t.folder + "/board.json", t.folder + "/table.json")
+    board, cfg = cache.load(path, cid)
+    board.outputs["bell"] = 6
+    assert cache.save(path, board, cfg, cid)
+    log, resets = fault_boot(t.folder, t.folder)
+    assert resets == [machine.HARD_RESET], resets
+    assert any("FAULT in stage %d" % E.F_HARDWARE in line for line in log), log
+    faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
+    assert faults == []  # before the journal was replayed: /fault.txt only
+    n, text = shell.failed_boots(t.folder + "/fault.txt")
+    assert n == 1 and "stage %d" % E.F_HARDWARE in text, text
+    assert not machine.sim_output(SOLENOID)
