@@ -149,3 +149,40 @@ def test_timed_output_backstop_ends_on_time():
     assert o.update(1300) == -1 and not o.is_on()
     assert machine.sim_output(BELL) == 0
     assert o.update(1400) == -1
+
+
+class _Recording:
+    """A timer that records what is asked of it (its callback never runs)."""
+
+    def __init__(self):
+        self.calls = []
+
+    def init(self, mode=1, period=-1, callback=None, hard=False):
+        self.calls.append(("init", period))
+
+    def deinit(self):
+        self.calls.append(("deinit",))
+
+
+def test_stopping_disarms_the_hard_off_timer():
+    machine.sim_reset()
+    t = _Recording()
+    o = TimedOutput(Pin(BELL, Pin.OUT), t, 300, 300, ticks_ms=machine.sim_ticks_ms)
+    o.start()
+    o.stop()
+    assert t.calls == [("init", 300), ("deinit",)]
+    assert machine.sim_output(BELL) == 0 and not o.is_on()
+    t = _Recording()
+    sol = Solenoid(Pin(COIL, Pin.OUT), t, max_on_ms=200, ticks_ms=machine.sim_ticks_ms)
+    sol.start(1, 60, 0)
+    sol.stop()
+    assert t.calls == [("init", 200), ("deinit",)]
+
+
+def test_an_idle_coil_asks_for_no_call():
+    sol = _coil(max_on_ms=200, rest_ms=100)
+    assert sol.update() == -1 and sol.update(machine.sim_ticks_ms() + 5000) == -1
+    sol.pulse(50)
+    assert sol.update() == 50
+    machine.sim_advance(50)
+    assert sol.update() == -1 and not sol.busy() and sol.pulses == 1

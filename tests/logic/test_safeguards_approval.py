@@ -107,3 +107,32 @@ def test_weekday_and_working_days_edges():
     assert dates.working_days(fri, fri) == 0
     assert dates.working_days(fri + 1, fri + 3) == 0
     assert dates.working_days(fri, fri + 4) == 2
+
+
+def test_the_approval_section_refuses_unknown_fields():
+    from sicbo import config
+    from tables import table_dict
+
+    ok = table_dict()
+    assert config.parse_table(ok).approval["reference"] == "DICJ-TEST-1"
+    for key in ("effective_from", "Reference", "extra"):
+        t = table_dict()
+        t["approval"] = dict(t["approval"])
+        t["approval"][key] = "2026-11-05"
+        try:
+            config.parse_table(t)
+        except config.ConfigError as e:
+            assert e.field == "approval." + key, e.field
+        else:
+            raise AssertionError("accepted approval.%s" % key)
+
+
+def test_leap_years_by_the_century_rule():
+    for good in ("2000-02-29", "2024-02-29", "2400-02-29"):
+        dates.parse(good)
+    for bad in ("2100-02-29", "2200-02-29", "2300-02-29", "2026-02-29", "2025-02-29"):
+        try:
+            dates.parse(bad)
+        except ValueError:
+            continue
+        raise AssertionError("accepted %s" % bad)

@@ -196,3 +196,17 @@ def test_gpio_ranges():
     assert _field(out) == "outputs.bell"  # the bell key's already
     out["outputs"]["bell"] = 34
     assert _field(out) == "outputs.bell"
+
+
+def test_blank_configuration_objects_have_every_field():
+    # What the parsers and the configuration cache fill in; a field they
+    # leave out keeps these values.
+    from sicbo.settings import Board, TableConfig
+
+    c = TableConfig()
+    assert (c.name, c.edition, c.shaker, c.offered, c.odds, c.triple_kills, c.lamp_order,
+            c.void_policy, c.resume_policy, c.approval) == (
+        "", 0, "", (), b"", (), (), "", "", {})
+    b = Board()
+    assert (b.name, b.description, b.inputs, b.keys, b.outputs, b.lamps, b.reader, b.timers,
+            b.timings, b.pins, b.warnings) == ("", "", (), None, {}, {}, None, {}, {}, {}, [])

@@ -1,0 +1,125 @@
+# The end of start-up (appboot.resume) on stand-ins for the controller: the
+# levels the round machine resumes with come from the right inputs, an input
+# already faulted at boot raises its alarm under its own sensor id, and the
+# journal of a board in a boot loop is rotated once it holds too many files.
+import appboot
+from sicbo import events as E
+from sicbo import signals as S
+
+
+class _Switches:
+    def __init__(self, levels, faulted=()):
+        self.levels = levels
+        self.bad = faulted
+        self.updated = 0
+
+    def update(self, now):
+        self.updated += 1
+
+    def pop(self, ev):
+        return False
+
+    def level(self, i):
+        return self.levels[i]
+
+    def faulted(self, i):
+        return i in self.bad
+
+
+class _Machine:
+    def __init__(self):
+        self.resumed = None
+        self.configs = []
+        self.open_seq = 77
+
+    def resume(self, now, wall, cover, clasp_l, clasp_r, supervisor, cause):
+        self.resumed = (now, wall, cover, clasp_l, clasp_r, supervisor, cause)
+        return 0
+
+    def set_config(self, now, wall, config_id):
+        self.configs.append(bytes(config_id))
+        return 0
+
+
+class _Store:
+    def __init__(self, files, max_files):
+        self.segs = [[n, 1] for n in range(files)]
+        self.max_files = max_files
+        self.rotated = []
+
+    def rotate(self, keep_seq=0):
+        self.rotated.append(keep_seq)
+
+
+class _Wall:
+    def seconds(self, now):
+        return 1234
+
+
+class _Hw:
+    pass
+
+
+class _Ctl:
+    def __init__(self, levels, faulted=(), files=3, max_files=16):
+        self.hw = _Hw()
+        self.hw.switches = _Switches(levels, faulted)
+        self.m = _Machine()
+        self.store = _Store(files, max_files)
+        self.wall = _Wall()
+        self._ev = [0, 0, 0, 0]
+        self.handled = []
+        self.drained = 0
+        self.booted = False
+        self.config_id = b""
+
+    def drain(self, n, now):
+        self.drained += 1
+
+    def handle(self, ev, arg, now):
+        self.handled.append((ev, arg))
+
+
+def _levels(**named):
+    lv = [0] * S.COUNT
+    for name in named:
+        lv[S.INPUT_SIGNALS.index(name)] = named[name]
+    return lv
+
+
+def test_resume_reads_each_level_from_its_own_input():
+    for name in ("cover", "clasp_left", "clasp_right", "supervisor"):
+        ctl = _Ctl(_levels(**{name: 1}))
+        appboot.resume(ctl, 500, 7, b"ABCDEF")
+        got = ctl.m.resumed
+        assert got[:2] == (500, 1234) and got[6] == 7
+        want = [1 if n == name else 0 for n in ("cover", "clasp_left", "clasp_right",
+                                                "supervisor")]
+        assert list(got[2:6]) == want, (name, got)
+        assert ctl.handled == [] and ctl.booted and ctl.config_id == b"ABCDEF"
+        assert ctl.m.configs == [b"ABCDEF"]
+    ctl = _Ctl(_levels(shake=1, key_confirm=1))
+    appboot.resume(ctl, 500)
+    assert ctl.m.resumed[2:6] == (0, 0, 0, 0) and ctl.m.configs == []
+
+
+def test_an_input_faulted_at_boot_raises_its_own_sensor_alarm():
+    sensor = {S.COVER: E.S_COVER, S.CLASP_LEFT: E.S_CLASP_L, S.CLASP_RIGHT: E.S_CLASP_R,
+              S.SHAKE: E.S_SHAKE, S.SUPERVISOR: E.S_SUPERVISOR}
+    for i in range(S.COUNT):
+        ctl = _Ctl(_levels(), faulted=(i,))
+        appboot.resume(ctl, 500)
+        assert ctl.handled == [(E.EV_FAULT, sensor.get(i, E.S_KEYS))], (i, ctl.handled)
+    # Every key of a broken chain: one alarm for the keys, not one per key.
+    ctl = _Ctl(_levels(), faulted=tuple(range(S.KEY_BELL, S.COUNT)) + (S.CLASP_RIGHT,))
+    appboot.resume(ctl, 500)
+    assert sorted(ctl.handled) == sorted([(E.EV_FAULT, E.S_CLASP_R), (E.EV_FAULT, E.S_KEYS)])
+
+
+def test_a_boot_loop_rotates_the_journal_past_its_file_cap():
+    ctl = _Ctl(_levels(), files=16, max_files=16)
+    appboot.resume(ctl, 500)
+    assert ctl.store.rotated == []  # at the cap: a boot deletes nothing
+    ctl = _Ctl(_levels(), files=17, max_files=16)
+    appboot.resume(ctl, 500)
+    assert ctl.store.rotated == [77]  # keeping the unfinished round

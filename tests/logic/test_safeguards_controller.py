@@ -1,0 +1,113 @@
+# mprun-heap: controller
+# The controller's own safeguards (app.Controller) through the pins: the coil
+# stopped at once by a tamper, betting opened on the tick the shake ends, a
+# sensor that settles at a new level re-stated with the time it settled,
+# and the fault record naming its time and its clock right.
+import machine
+from appkit import SOLENOID, Table
+
+from sicbo import events as E
+
+WINDOW = 1000  # appkit's board: chatter_window_ms
+
+
+def _new(t, before):
+    return [r for r in t.journal() if r.seq > before and r.type != E.J_METERS]
+
+
+def test_a_tamper_mid_pulse_stops_the_coil_at_once():
+    t = Table()
+    t.close_dome()
+    t.set("shake", 1)
+    t.run(30)  # debounced: the first pulse (60 ms) is on
+    assert t.state() == E.ST_SHAKING and machine.sim_output(SOLENOID) == 1
+    t.set("cover", 0)
+    t.run(25)  # debounced (20 ms) and acted on within this pass
+    assert t.state() == E.ST_IDLE
+    assert machine.sim_output(SOLENOID) == 0 and not t.hw.solenoid.busy()
+    on = machine.sim_on_time(SOLENOID)
+    assert len(on) == 1 and on[0] < 60, on
+    t.run(2000)
+    assert len(machine.sim_on_time(SOLENOID)) == 1  # no pulse after the tamper
+    t.close()
+
+
+def test_betting_opens_on_the_tick_the_shake_ends():
+    t = Table()
+    t.close_dome()
+    t.press("shake")
+    t.run(2000)
+    recs = t.journal()
+    start = [r for r in recs if r.type == E.J_ROUND][-1].ticks
+    opened = [r for r in recs if r.type == E.J_OPEN][-1].ticks
+    assert opened - start == 3 * (60 + 250), opened - start  # pulse_count * (on + off)
+    t.close()
+
+
+def test_the_actuators_pass_asks_for_its_next_call():
+    t = Table()
+    now = t.now()
+    assert t.ctl.actuators(now) == 50  # idle: the task's own period
+    t.close_dome()
+    t.press("shake", 10)
+    w = t.ctl.actuators(t.now())
+    assert 1 <= w <= 60, w  # the coil's pulse ends sooner than the period
+    t.close()
+
+
+def _chatter_to(t, name, final, n=30):
+    lv = 0
+    for _ in range(n):
+        lv = 1 - lv
+        t.set(name, lv)
+        machine.sim_advance(2)
+        t.ctl.poll(t.now())
+    t.set(name, final)
+    t.run(WINDOW + 50)
+
+
+def test_a_cover_that_settles_off_is_restated_with_its_time():
+    t = Table()
+    t.open_round()
+    t.press("key_bell")
+    t.run(1600)
+    assert t.state() == E.ST_CLOSED
+    seq = t.m.seq
+    _chatter_to(t, "cover", 0)
+    assert not t.hw.switches.faulted(0)
+    recs = _new(t, seq)
+    types = [r.type for r in recs]
+    assert types == [E.J_ALARM, E.J_COVER_OFF], types
+    assert t.state() == E.ST_RESULT and t.m.cover == 0
+    cover_off = recs[1]
+    assert cover_off.ticks > recs[0].ticks + WINDOW - 100, (cover_off.ticks, recs[0].ticks)
+    assert t.now() - cover_off.ticks < 100
+    t.close()
+
+
+def test_a_supervisor_key_that_settles_on_is_restated_once():
+    t = Table()
+    seq = t.m.seq
+    _chatter_to(t, "supervisor", 1)
+    recs = _new(t, seq)
+    types = [(r.type, r.p(0)) for r in recs]
+    assert types == [(E.J_ALARM, E.R_SENSOR_FAULT), (E.J_SUPERVISOR, 1),
+                     (E.J_ALARM_CLEAR, 0)], types
+    assert t.m.supervisor == 1 and t.m.cover == 0 and not t.m.alarm
+    assert t.now() - recs[1].ticks < 100
+    t.close()
+
+
+def test_a_fault_record_has_its_time_and_clock_in_their_places():
+    t = Table()
+    assert t.ctl.events == 0  # nothing handled since the boot
+    t.press("key_bell")  # means nothing while idle: one event
+    assert t.ctl.events == 1
+    seq = t.m.seq
+    t.ctl.journal_fault(E.F_TASK, 2, 9)
+    rec = t.journal()[-1]
+    assert rec.type == E.J_FAULT and rec.seq == seq + 1 and t.m.seq == seq + 1
+    assert (rec.p(0), rec.p(1), rec.p(2)) == (E.F_TASK, 2, 9)
+    # appkit's RTC: 2026-11-30 12:00 UTC, seconds since 2000-01-01.
+    assert abs(rec.wall - 849355200) < 3600, rec.wall
+    t.close()
