@@ -71,3 +71,16 @@ def test_a_void_reason_without_a_name_is_shown_as_its_number():
                                              bytes((reason, 0, 0, 0, 0, 0, 0, 0))))[0]
         line = logtext.journal_line(rec)
         assert line.endswith(expect), (reason, line)
+
+
+def test_times_an_area_is_won():
+    from tables import table
+
+    t = table()
+    from sicbo import areas
+
+    single_1 = areas.index_of("SINGLE_1")
+    big = areas.index_of("BIG")
+    assert t.wins(single_1, 1, 1, 2) == 2 and t.wins(single_1, 2, 1, 1) == 2
+    assert t.wins(single_1, 2, 3, 4) == 0 and t.wins(single_1, 1, 1, 1) == 3
+    assert t.wins(big, 4, 5, 6) == 1 and t.wins(big, 5, 5, 5) == 0  # a triple kills Big
