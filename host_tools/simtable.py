@@ -34,6 +34,7 @@ PROTOCOL = "sicbo-sim 1"
 MAX_EVENTS = 10000
 MAX_FRAMES = 1000
 RESET_NAMES = {1: "power-on", 2: "hard", 3: "watchdog", 4: "deep-sleep", 5: "soft"}
+WDT_GRACE_S = 0.5  # the table's watchdog runs out this long after the board's
 PWRON_RESET = 1
 FLOAT = 2
 INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
@@ -392,7 +393,11 @@ class TableServer:
             if ms and self._wdt_due is None:
                 self._event("watchdog", timeout_ms=ms)
             self._wdt_ms = ms
-            self._wdt_due = time.monotonic() + ms / 1000 if ms else None
+            # A little after the board's own: a board that still runs its
+            # simulation resets itself (and says so, 'R'); the table's catches
+            # a board that no longer does (stuck at the REPL), and the two
+            # never both count one expiry.
+            self._wdt_due = time.monotonic() + ms / 1000 + WDT_GRACE_S if ms else None
         elif kind == b"R" and len(pl) == 1:
             self._wdt_due = None
             self._resets.append(pl[0])
