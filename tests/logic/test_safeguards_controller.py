@@ -111,3 +111,25 @@ def test_a_fault_record_has_its_time_and_clock_in_their_places():
     # appkit's RTC: 2026-11-30 12:00 UTC, seconds since 2000-01-01.
     assert abs(rec.wall - 849355200) < 3600, rec.wall
     t.close()
+
+
+def test_new_files_are_checked_cached_then_the_board_resets():
+    import os
+
+    import shell
+    from appkit import board_dict, fresh_folder, table_dict, write_files
+
+    folder = fresh_folder()
+    write_files(folder, board_dict(), table_dict())  # no cache yet
+    resets = len(machine.sim_resets())
+    log = []
+    try:
+        shell.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
+                    ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
+    except SystemExit:
+        pass  # the sim's machine.reset()
+    else:
+        raise AssertionError("no reset after caching: %r" % log)
+    assert len(machine.sim_resets()) == resets + 1
+    assert shell.CACHE_NAME in os.listdir(folder)
+    assert shell.failed_boots(folder + "/fault.txt")[0] == 0  # a restart, not a fault

@@ -39,6 +39,23 @@ class _Time:
 diag.time = _Time(diag.time)
 
 
+class _Gc:
+    """CPython's gc has no mem_free/mem_alloc (status() prints the heap)."""
+
+    def __init__(self, gc):
+        self.collect = gc.collect
+
+    def mem_free(self):
+        return 0
+
+    def mem_alloc(self):
+        return 0
+
+
+if not hasattr(diag.gc, "mem_free"):
+    diag.gc = _Gc(diag.gc)
+
+
 def _pulses(pin):
     return len([1 for _t, _p, v in machine.sim_edges(pin) if v])
 
@@ -125,13 +142,48 @@ def test_recall_meters_and_journal_say_what_was_played():
     diag.journal(3)
     assert len(_out) == 3 and "PAYOUT" in _out[-1].upper(), _out
     del _out[:]
-    import gc
-
-    if hasattr(gc, "mem_free"):  # MicroPython's; status() prints the heap
-        diag.status()
-        lines = [x for x in _out if x.startswith("table ") or x.startswith("state ")]
-        assert len(lines) == 2 and "idle" in lines[1] and "round 1" in lines[1], _out
+    diag.status()
+    lines = [x for x in _out if x.startswith("table ") or x.startswith("state ")]
+    assert len(lines) == 2 and "idle" in lines[1] and "round 1" in lines[1], _out
     t2 = _table(play=False)
     diag.recall()
     assert _out == ["no rounds in the journal"]
     assert t2.folder != t.folder
+
+
+def test_recall_shows_the_wall_time_of_each_round():
+    _table()
+    diag.recall()
+    # appkit's RTC: 2026-11-30 12:00 UTC.
+    assert _out[1].split()[3].startswith("11-30T12:0"), _out
+
+
+def test_sensors_and_status_read_the_inputs_as_they_are_now():
+    t = _table()
+    _close(t, 0, 0, 0)
+    diag.sensors()
+    assert not [x for x in _out if "differ" in x], _out
+    rows = dict((x.split()[0], x.split()) for x in _out[1:])
+    assert rows["cover"][3] == "0" and rows["key_confirm"][3] == "0", rows["cover"]
+    _close(t)
+    del _out[:]
+    diag.status()  # the adapters exist already: status must poll them again
+    line = [x for x in _out if x.startswith("sensors ")][0]
+    assert "cover on" in line and "clasps fastened/fastened" in line, line
+    del _out[:]
+    diag.sensors()
+    rows = dict((x.split()[0], x.split()) for x in _out[1:])
+    assert rows["cover"][3] == "1" and not [x for x in _out if "differ" in x], _out
+
+
+def test_clear_fault_and_dump_journal():
+    import shell
+
+    t = _table()
+    diag.clear_fault()
+    assert _out[-1].startswith("failed boots cleared") and shell.failed_boots()[0] == 0
+    del _out[:]
+    diag.dump_journal()
+    segs = [x for x in _out if x.startswith("SICBO-SEG ")]
+    assert segs and _out[-1].startswith("SICBO-SEGS [") and "j00000001.log" in _out[-1]
+    assert t.folder

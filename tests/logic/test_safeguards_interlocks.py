@@ -172,3 +172,11 @@ def test_no_status_lamp_when_the_table_has_none():
     r.void_round(1)
     r.round(1, 2, 3)
     assert r.m.state == E.ST_IDLE
+
+
+def test_a_new_machine_has_no_commands_and_no_records():
+    from sicbo.round import RoundMachine
+
+    m = RoundMachine(make_cfg())
+    assert m.ncmd == 0 and m.commands() == [] and m.rec_len == 0
+    assert (m.cover, m.clasp_l, m.clasp_r, m.supervisor) == (0, 0, 0, 0)
