@@ -294,10 +294,21 @@ def write_pins(board, folder):
     from sicbo.signals import INPUT_SIGNALS
 
     with open(board, encoding="utf-8") as f:
-        ins = json.load(f)["inputs"]
+        bd = json.load(f)
+    ins = bd["inputs"]
+    keys = bd.get("keys") or {"bits": {}}
+    where = []
+    inv = []
+    for n in INPUT_SIGNALS:
+        if n in ins:
+            where.append("g%d" % ins[n]["pin"])
+            inv.append("1" if ins[n]["invert"] else "0")
+        else:  # a key on the 74HC165 chain
+            where.append("c%d" % keys["bits"][n])
+            inv.append("1" if keys.get("invert", True) else "0")
     with open(os.path.join(folder, "pins"), "w") as f:
-        f.write(" ".join(str(ins[n]["pin"]) for n in INPUT_SIGNALS) + "\n")
-        f.write(" ".join("1" if ins[n]["invert"] else "0" for n in INPUT_SIGNALS) + "\n")
+        f.write(" ".join(where) + "\n")
+        f.write(" ".join(inv) + "\n")
 
 
 def segments(folder):

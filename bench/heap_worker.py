@@ -41,6 +41,8 @@ _BASE = gc.mem_alloc()
 
 import machine  # noqa: E402  (the simulated one: frozen in, or build/mpy/sim)
 
+_DIRECT = 255  # Rig.bit of an input that is a GPIO, not a chain bit
+
 # Folded away when compiled as the firmware is (host_tools.constfold): these
 # lines then load nothing, as the firmware's own do not.
 from sicbo import events as E  # noqa: E402
@@ -77,6 +79,7 @@ class Rig:
         self.steps = 0
         self.lv = bytearray(S.COUNT)
         self.ctl = None
+        self.load = 0  # the 74HC165 chain's load pin, if the board has the chain
 
     def load_levels(self):
         try:
@@ -93,7 +96,11 @@ class Rig:
 
     def set(self, sig, level):
         self.lv[sig] = level
-        machine.sim_set(self.gpio[sig], level ^ self.inv[sig])
+        bit = self.bit[sig]
+        if bit == _DIRECT:
+            machine.sim_set(self.gpio[sig], level ^ self.inv[sig])
+        else:  # a key on the 74HC165 chain (its parallel input)
+            machine.sim_set_165(self.load, bit, level ^ self.inv[sig])
 
     def step(self, ms):
         self.steps += 1
@@ -233,13 +240,22 @@ def main():
     # wrote them from the board file (no copy of the signal list here).
     with open(folder + "/pins") as f:
         gpio, inv = f.read().split("\n")[:2]
-    rig.gpio = bytearray(int(x) for x in gpio.split())
+    # "g<GPIO>" for a direct input, "c<bit>" for a key on the 74HC165 chain
+    # (then a third line: load sck miso nbits and the bits tied high).
+    rig.gpio = bytearray(int(x[1:]) if x[0] == "g" else 0 for x in gpio.split())
+    rig.bit = bytearray(int(x[1:]) if x[0] == "c" else _DIRECT for x in gpio.split())
     rig.inv = bytearray(int(x) for x in inv.split())
     del gpio, inv
     rig.debounce = bd["timings"]["debounce_ms"]
     rig.bell_ms = bd["timings"]["bell_ms"]
     lb = bd["lamps"]
     machine.sim_attach_595(lb["spi"], lb["latch"], (lamps + 7) >> 3)
+    kc = bd.get("keys")
+    if kc:
+        rig.load = kc["load"]
+        machine.sim_attach_165(kc["load"], lb["sck"], lb["miso"], 8 * kc["chips"])
+        for b in kc["high"]:
+            machine.sim_set_165(kc["load"], b, 1)  # the sentinel bits tied high
     del bd, lb, json
     for i in range(S.COUNT):
         rig.set(i, rig.lv[i])

@@ -1,0 +1,31 @@
+"""The virtual board with the dealer's keys on the 74HC165 chain
+(board_config/boards/virtual-chain.json, wired as esp32-devkitc.json): the
+scripted dealer plays whole rounds through the chain that the simulated
+table drives, and the journal has each one settled, with no fault."""
+
+import os
+
+from host_tools import REPO
+from host_tools.cli import main
+from sicbo import events as E
+from sicbo import journal
+
+CHAIN_BOARD = os.path.join(REPO, "board_config", "boards", "virtual-chain.json")
+
+
+def test_rounds_played_through_the_key_chain(tmp_path, capsys):
+    folder = str(tmp_path / "vb")
+    assert main(["demo", "--rounds", "2", "--board", CHAIN_BOARD, "--fresh", "--folder",
+                 folder, "--pace", "0.2", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "2 rounds played" in out, out[-2000:]
+    jdir = os.path.join(folder, "fs", "journal")
+    recs = []
+    for name in sorted(os.listdir(jdir)):
+        with open(os.path.join(jdir, name), "rb") as f:
+            recs.extend(journal.records(f.read()))
+    types = [r.type for r in recs]
+    assert types.count(E.J_PAYOUT) + types.count(E.J_VOID) == 2, types
+    assert E.J_FAULT not in types and E.J_DAMAGE not in types, types
+    # every key of a round went through the chain: bell, faces, confirm, payout
+    assert E.J_BELL in types and E.J_COVER_OFF in types
