@@ -57,6 +57,7 @@ FAST_HOST = ("test_cli_journal.py", "test_cli_rules.py", "test_console.py", "tes
 # why). Matched on the text, not the line number, so that edits elsewhere in
 # the file leave them named.
 _SORTED = "swapping two equal dice while sorting them changes nothing"
+_NO_ARG = "the round machine ignores the argument of this event"
 EQUIVALENT = (
     # Sorting networks of three dice (settle.outcome_index, roundbase.same):
     # `>` made `>=` swaps equal values.
@@ -82,6 +83,16 @@ EQUIVALENT = (
      "re-reading an empty segment's first seq finds 0 again"),
     ("journal_store.py", "seg[1] < 0", "`<` -> `<=` in `seg[1] < 0`",
      "re-reading an empty segment's first seq finds 0 again"),
+    # Controller.poll: the machine reads an event's argument only for EV_FACE
+    # (the face) and EV_FAULT (the sensor); these calls pass neither.
+    ("app.py", "if on_1 == E.EV_FACE else 0,", "0 -> -1", _NO_ARG),
+    ("app.py", "if on_1 == E.EV_FACE else 0,", "0 -> 1", _NO_ARG),
+    ("app.py", "self.handle(on_0, 0, now)", "0 -> -1", _NO_ARG),
+    ("app.py", "self.handle(on_0, 0, now)", "0 -> 1", _NO_ARG),
+    ("app.py", "self.handle(on_1 if ev[2] else on_0, 0, now)", "0 -> -1", _NO_ARG),
+    ("app.py", "self.handle(on_1 if ev[2] else on_0, 0, now)", "0 -> 1", _NO_ARG),
+    ("app.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> -1", _NO_ARG),
+    ("app.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> 1", _NO_ARG),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",

@@ -133,3 +133,106 @@ def test_new_files_are_checked_cached_then_the_board_resets():
     assert len(machine.sim_resets()) == resets + 1
     assert shell.CACHE_NAME in os.listdir(folder)
     assert shell.failed_boots(folder + "/fault.txt")[0] == 0  # a restart, not a fault
+
+
+def _rises(pin):
+    return [t for t, _p, v in machine.sim_edges(pin) if v]
+
+
+def test_the_coil_train_has_the_boards_count_on_and_off_times():
+    t = Table()
+    t.close_dome()
+    machine.sim_clear_edges()
+    t.press("shake")
+    t.run(2000)
+    r = _rises(SOLENOID)
+    assert [x - r[0] for x in r] == [0, 310, 620], r  # pulse_on_ms 60 + pulse_off_ms 250
+    assert machine.sim_on_time(SOLENOID) == [60, 60, 60]
+    t.close()
+
+
+def test_the_electric_shaker_runs_its_time_and_stops_on_a_tamper():
+    from appkit import MOTOR, table_dict
+
+    t = Table(table=table_dict(shaker="electric"))
+    t.close_dome()
+    machine.sim_clear_edges()
+    t.press("shake")
+    assert machine.sim_output(MOTOR) == 1 and t.state() == E.ST_SHAKING
+    t.run(3100)
+    assert machine.sim_on_time(MOTOR) == [3000] and t.state() == E.ST_OPEN
+    recs = t.journal()
+    start = [r for r in recs if r.type == E.J_ROUND][-1].ticks
+    opened = [r for r in recs if r.type == E.J_OPEN][-1].ticks
+    assert opened - start == 3000
+    t.press("key_bell")
+    t.run(1600)
+    t.set("cover", 0)
+    t.set("clasp_left", 0)
+    t.set("clasp_right", 0)
+    t.run(60)
+    t.enter(1, 2, 3)
+    t.press("key_payout")
+    t.close_dome()
+    t.press("shake")
+    assert machine.sim_output(MOTOR) == 1
+    t.set("clasp_left", 0)
+    t.run(25)
+    assert machine.sim_output(MOTOR) == 0 and t.state() == E.ST_IDLE
+    assert len(machine.sim_on_time(MOTOR)) == 2 and machine.sim_on_time(MOTOR)[1] < 3000
+    t.close()
+
+
+def test_the_timer_never_fires_early():
+    t = Table()
+    t.close_dome()
+    t.press("shake")
+    deadline = t.ctl.deadline
+    assert t.ctl.timer_on
+    t.ctl.poll(deadline - 1)
+    assert t.state() == E.ST_SHAKING and t.ctl.timer_on
+    t.ctl.poll(deadline)
+    assert t.state() == E.ST_OPEN and not t.ctl.timer_on
+    t.close()
+
+
+def test_levels_settling_after_chatter_are_restated_only_when_changed():
+    # Every level different from the others: cover on, left clasp open,
+    # right clasp fastened, supervisor off (idle: re-stating journals nothing
+    # but the supervisor, so the events are counted).
+    t = Table()
+    t.set("cover", 1)
+    t.set("clasp_right", 1)
+    t.run(60)
+    levels = {"cover": 1, "clasp_left": 0, "clasp_right": 1, "supervisor": 0}
+    for name in ("cover", "clasp_left", "clasp_right", "supervisor"):
+        events = t.ctl.events
+        _chatter_to(t, name, levels[name])
+        assert t.ctl.events == events + 1, (name, "only the FAULT event")
+        assert (t.m.cover, t.m.clasp_l, t.m.clasp_r, t.m.supervisor) == (1, 0, 1, 0), name
+        t.press("supervisor", 60)  # acknowledge the alarm
+        t.run(60)
+    for name, attr in (("cover", "cover"), ("clasp_left", "clasp_l"),
+                       ("clasp_right", "clasp_r"), ("supervisor", "supervisor")):
+        new = 1 - levels[name]
+        events = t.ctl.events
+        _chatter_to(t, name, new)
+        assert getattr(t.m, attr) == new, name
+        assert t.ctl.events == events + 2, (name, "the FAULT, then the new level")
+        levels[name] = new
+        if name != "supervisor":
+            t.press("supervisor", 60)
+            t.run(60)
+
+
+def test_keys_settling_after_chatter_are_no_event():
+    t = Table()
+    t.close_dome()
+    for name in ("key_bell", "key_confirm", "shake", "key_face_6"):
+        events = t.ctl.events
+        _chatter_to(t, name, 0)
+        assert t.ctl.events == events + 1, name  # the FAULT only
+        t.press("supervisor", 60)
+        t.run(60)
+    assert t.state() == E.ST_IDLE
+    t.close()
