@@ -114,9 +114,11 @@ def test_shipped_tables_load():
         assert cfg.edition == (2004 if "2004" in name else 2003)
 
 
-def test_console_script_and_module_entry_point():
+def test_console_script_and_module_entry_point(tmp_path):
+    # From an empty folder of its own (a shared /tmp may hold any .py that
+    # `python -m` would put first on sys.path).
     exe = os.path.join(os.path.dirname(sys.executable), "sicbo")
     for argv in ([exe, "settle", "--help"], [sys.executable, "-m", "host_tools", "paytable",
                                              "--help"]):
-        r = subprocess.run(argv, capture_output=True, text=True, cwd="/tmp")
+        r = subprocess.run(argv, capture_output=True, text=True, cwd=str(tmp_path))
         assert r.returncode == 0 and "--table" in r.stdout
