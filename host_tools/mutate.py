@@ -58,6 +58,7 @@ FAST_HOST = ("test_cli_journal.py", "test_cli_rules.py", "test_console.py", "tes
 # the file leave them named.
 _SORTED = "swapping two equal dice while sorting them changes nothing"
 _NO_ARG = "the round machine ignores the argument of this event"
+_SET_FIRST = "an initial value that is always set again before it is read"
 EQUIVALENT = (
     # Sorting networks of three dice (settle.outcome_index, roundbase.same):
     # `>` made `>=` swaps equal values.
@@ -93,6 +94,19 @@ EQUIVALENT = (
     ("app.py", "self.handle(on_1 if ev[2] else on_0, 0, now)", "0 -> 1", _NO_ARG),
     ("app.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> -1", _NO_ARG),
     ("app.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> 1", _NO_ARG),
+    # hw.TimedOutput: start() sets both before anything reads them.
+    ("hw/__init__.py", "self._since = 0", "deleted: `self._since = 0`", _SET_FIRST),
+    ("hw/__init__.py", "self._since = 0", "0 -> -1", _SET_FIRST),
+    ("hw/__init__.py", "self._since = 0", "0 -> 1", _SET_FIRST),
+    ("hw/__init__.py", "self._for = 0", "deleted: `self._for = 0`", _SET_FIRST),
+    ("hw/__init__.py", "self._for = 0", "0 -> -1", _SET_FIRST),
+    ("hw/__init__.py", "self._for = 0", "0 -> 1", _SET_FIRST),
+    # ... and replaces 0 by the default before the range check.
+    ("hw/__init__.py", "if not 0 < ms <= self.max_on_ms:",
+     "`<` -> `<=` in `0 < ms <= self.max_on_ms`", "ms 0 has become the default by then"),
+    # appboot.resume: sensor ids (sicbo.events S_*) are 1..8.
+    ("appboot.py", "for sensor in range(16):", "16 -> 15", "sensor ids are 1..8"),
+    ("appboot.py", "for sensor in range(16):", "16 -> 17", "sensor ids are 1..8"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",

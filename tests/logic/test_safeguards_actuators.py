@@ -127,6 +127,10 @@ def test_timed_output_bounds():
     assert _refused(lambda: o.start(-1))
     assert o.start(100) and not o.start(50)  # a start while on is refused
     assert o.starts == 1
+    o.stop()
+    assert o.start(1) and o.is_on()  # the shortest on time
+    o.stop()
+    assert o.start(0) and o.update(machine.sim_ticks_ms() + 99) == 1  # 0: the default
 
 
 class _LateTimer:

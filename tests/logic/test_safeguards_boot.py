@@ -11,12 +11,19 @@ class _Switches:
     def __init__(self, levels, faulted=()):
         self.levels = levels
         self.bad = faulted
-        self.updated = 0
+        self.updated = []
+        self.queued = 0
+        self.popped = 0
 
     def update(self, now):
-        self.updated += 1
+        self.updated.append(now)
+        self.queued = 2  # the edges of the levels as first read
 
     def pop(self, ev):
+        if self.queued:
+            self.queued -= 1
+            self.popped += 1
+            return True
         return False
 
     def level(self, i):
@@ -101,6 +108,15 @@ def test_resume_reads_each_level_from_its_own_input():
     ctl = _Ctl(_levels(shake=1, key_confirm=1))
     appboot.resume(ctl, 500)
     assert ctl.m.resumed[2:6] == (0, 0, 0, 0) and ctl.m.configs == []
+    assert ctl.m.resumed[6] == 0  # no cause given: 0
+
+
+def test_the_levels_are_read_fresh_and_their_edges_dropped():
+    ctl = _Ctl(_levels(cover=1))
+    appboot.resume(ctl, 500)
+    sw = ctl.hw.switches
+    assert sw.updated == [500] and sw.popped == 2 and sw.queued == 0
+    assert ctl.handled == []
 
 
 def test_an_input_faulted_at_boot_raises_its_own_sensor_alarm():
