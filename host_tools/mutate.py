@@ -107,6 +107,8 @@ EQUIVALENT = (
     # appboot.resume: sensor ids (sicbo.events S_*) are 1..8.
     ("appboot.py", "for sensor in range(16):", "16 -> 15", "sensor ids are 1..8"),
     ("appboot.py", "for sensor in range(16):", "16 -> 17", "sensor ids are 1..8"),
+    # journal_store._number: any negative number means "not a segment".
+    ("journal_store.py", "return -1", "1 -> 2", "any negative number means: not a segment"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",

@@ -143,6 +143,23 @@ class _LateTimer:
         pass
 
 
+def test_a_stopped_output_stays_off_for_the_backstop():
+    machine.sim_reset()
+    o = TimedOutput(Pin(BELL, Pin.OUT), _LateTimer(), 300, 300, ticks_ms=machine.sim_ticks_ms)
+    assert o.start(now=1000)
+    o.stop()
+    assert o.update(1100) == -1 and not o.is_on() and machine.sim_output(BELL) == 0
+
+
+def test_coil_defaults_and_state():
+    machine.sim_reset()
+    sol = Solenoid(Pin(COIL, Pin.OUT), Timer(0), ticks_ms=machine.sim_ticks_ms)
+    assert sol.max_on_ms == 200 and sol.rest_ms == 100  # as documented
+    assert sol.is_on() is False and sol.busy() is False
+    sol.pulse(50)
+    assert sol.is_on() is True and sol.busy() is True
+
+
 def test_timed_output_backstop_ends_on_time():
     machine.sim_reset()
     t = _LateTimer()
