@@ -109,6 +109,9 @@ EQUIVALENT = (
     ("appboot.py", "for sensor in range(16):", "16 -> 17", "sensor ids are 1..8"),
     # journal_store._number: any negative number means "not a segment".
     ("journal_store.py", "return -1", "1 -> 2", "any negative number means: not a segment"),
+    # JournalStore.pieces: n always names a segment of segs, so the loop
+    # always sets seg.
+    ("journal_store.py", "seg = None", "deleted: `seg = None`", "the loop always sets it"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",
@@ -420,6 +423,10 @@ def _limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
+_RUNNING: set = set()  # the mutants' pytest processes, ended if the driver is stopped
+_STOP = threading.Event()
+
+
 def _pytest(tests, device_dir, timeout):
     """(killed?, how): run the tests against device_dir."""
     env = dict(os.environ)
@@ -433,12 +440,15 @@ def _pytest(tests, device_dir, timeout):
     p = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, start_new_session=True,
                          preexec_fn=_limit_memory)
+    _RUNNING.add(p)
     try:
         out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
         return True, "timeout"
+    finally:
+        _RUNNING.discard(p)
     if p.returncode == 0:
         return False, "survived"
     if p.returncode in (1,):
@@ -504,6 +514,8 @@ def main(argv=None):
                     help="print the mutated line(s) of one mutant as a diff")
     args = ap.parse_args(argv)
     jobs = max(1, min(2, args.jobs))
+    # SIGTERM stops like Ctrl-C: the mutants' processes ended, the copies removed.
+    signal.signal(signal.SIGTERM, _interrupt)
 
     # A snapshot of device/ now: the checkout may change while the mutants run.
     snap = tempfile.mkdtemp(prefix="sicbo-mutate-base-", dir="/tmp")
@@ -516,6 +528,10 @@ def main(argv=None):
         for w in workers:
             w.close()
         shutil.rmtree(snap, ignore_errors=True)
+
+
+def _interrupt(_signum, _frame):
+    raise KeyboardInterrupt
 
 
 def _show(base, ident):
@@ -583,7 +599,7 @@ def _main(args, base, jobs, workers):
     total = len(todo)
 
     def run(worker):
-        while True:
+        while not _STOP.is_set():
             with lock:
                 if not todo:
                     return
@@ -598,11 +614,24 @@ def _main(args, base, jobs, workers):
                     done[0], total, how.upper() if killed else "SURVIVED",
                     time.time() - start, m.file, m.line, m.desc), flush=True)
 
-    threads = [threading.Thread(target=run, args=(w,)) for w in workers]
+    threads = [threading.Thread(target=run, args=(w,), daemon=True) for w in workers]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(0.5)
+    except KeyboardInterrupt:
+        _STOP.set()
+        for p in list(_RUNNING):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        for t in threads:
+            t.join(5)
+        print("stopped", file=sys.stderr)
+        return 130
 
     return _report(chosen, results, args, time.time() - t0)
 

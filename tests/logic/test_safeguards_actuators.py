@@ -198,6 +198,13 @@ def test_stopping_disarms_the_hard_off_timer():
     sol.start(1, 60, 0)
     sol.stop()
     assert t.calls == [("init", 200), ("deinit",)]
+    # A pulse that ends on time disarms its timer too.
+    del t.calls[:]
+    machine.sim_advance(500)
+    sol.pulse(60)
+    machine.sim_advance(60)
+    assert sol.update() == -1
+    assert t.calls == [("init", 200), ("deinit",)]
 
 
 def test_an_idle_coil_asks_for_no_call():
