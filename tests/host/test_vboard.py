@@ -493,12 +493,18 @@ def test_power_cut_and_power_on_through_the_control_socket(tmp_path):
             return [e for e in evs if e["boot"] > boots]
         assert wait_for(booted)
         assert booted()[0]["reset_cause"] == "power-on"
+        # main.py connects when it imports machine, then writes its line: wait
+        # for the line before anything (mpremote's Ctrl-C) can interrupt it.
+
+        def causes():
+            with open(os.path.join(folder, "fs", "causes.txt")) as f:
+                return f.read().split()
+        assert wait_for(lambda: len(causes()) >= 3)
         assert request(op="power_on")["was_powered"] is True  # nothing to do
         # the RTC was lost with the power
         assert board("import machine; print(machine.RTC().datetime()[0])") == "2000"
-        with open(os.path.join(folder, "fs", "causes.txt")) as f:
-            causes = f.read().split()
-        assert causes[0] == "1" and causes[-1] == "1"  # PWRON_RESET at both power-ons
+        got = causes()
+        assert got[0] == "1" and got[-1] == "1", got  # PWRON_RESET at both power-ons
     finally:
         if sock is not None:
             sock.close()
