@@ -187,3 +187,11 @@ def test_clear_fault_and_dump_journal():
     segs = [x for x in _out if x.startswith("SICBO-SEG ")]
     assert segs and _out[-1].startswith("SICBO-SEGS [") and "j00000001.log" in _out[-1]
     assert t.folder
+
+
+def test_dump_journal_without_a_journal_folder():
+    t = _table(play=False)
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder + "/none")
+    del _out[:]
+    diag.dump_journal()
+    assert _out == ["SICBO-SEGS []"], _out
