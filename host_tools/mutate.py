@@ -112,6 +112,20 @@ EQUIVALENT = (
     # JournalStore.pieces: n always names a segment of segs, so the loop
     # always sets seg.
     ("journal_store.py", "seg = None", "deleted: `seg = None`", "the loop always sets it"),
+    # JournalStore.prune: an empty next segment (first seq 0) read again
+    # gives 0 again; reading on past its first window finds the same first
+    # record; the generator is closed when dropped.
+    ("journal_store.py", "if nxt[1] < 0:", "`<` -> `<=` in `nxt[1] < 0`",
+     "re-reading an empty segment's first seq finds 0 again"),
+    ("journal_store.py", "for _piece in g:\nbreak", "deleted: `break`",
+     "the first seq is taken from the first window only"),
+    ("journal_store.py", "g.close()", "deleted: `g.close()`",
+     "the generator is closed when dropped"),
+    ("journal_store.py", "while newest > 0 and segs[newest][1] == 0:",
+     "`>` -> `>=` in `newest > 0`", "newest -1 or 0: either ends the deletion loop"),
+    # Meters.load: element -1 of a 1-tuple is element 0.
+    ("sicbo/recall.py", 'struct.unpack_from("<H", payload, off)[0]', "0 -> -1",
+     "element -1 of a 1-tuple is element 0"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",
@@ -319,9 +333,15 @@ def all_mutants(device=DEVICE, pattern=None):
 
 
 def equivalent_reason(m, lines):
+    """Why m is equivalent (EQUIVALENT), or None. A snippet "A\nB" asks for
+    A on the line before and B on the mutant's line."""
     text = lines[m.line - 1] if 0 < m.line <= len(lines) else ""
+    before = lines[m.line - 2] if 1 < m.line <= len(lines) + 1 else ""
     for file, snippet, desc, why in EQUIVALENT:
-        if file == m.file and snippet in text and desc == m.desc:
+        if file != m.file or desc != m.desc:
+            continue
+        prev, _, here = snippet.rpartition("\n")
+        if here in text and (not prev or prev in before):
             return why
     return None
 

@@ -210,3 +210,10 @@ def test_blank_configuration_objects_have_every_field():
     b = Board()
     assert (b.name, b.description, b.inputs, b.keys, b.outputs, b.lamps, b.reader, b.timers,
             b.timings, b.pins, b.warnings) == ("", "", (), None, {}, {}, None, {}, {}, {}, [])
+
+
+def test_sections_that_are_not_objects_name_themselves():
+    assert _field(_board(reader=5)) == "reader"
+    assert _field(_board(reader=[1])) == "reader"
+    assert _field(_board(timings=3)) == "timings"
+    assert _field(_board(timers="x")) == "timers"

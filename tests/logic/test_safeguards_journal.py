@@ -195,3 +195,33 @@ def test_read_back_through_the_window_is_byte_exact():
     assert st.segs[0][1] == 1
     st.close()
     rmdir(d)
+
+
+def test_an_empty_next_segment_keeps_the_unfinished_round():
+    # The round started in the first segment; the next one has no record yet
+    # (a boot's segment): nothing says the first is all before the round.
+    d = tmpdir("emptynext")
+    st = _store(d, ((1, 3), (0, 0), (4, 3)))  # the middle one empty
+    st.prune(2)
+    assert _firsts(st) == [1, 0, 4] and st.deleted == 0
+    st.prune(0)
+    assert _firsts(st) == [4]
+    st.close()
+    rmdir(d)
+
+
+def test_one_empty_segment_at_the_end_and_the_bytes_of_each_deleted():
+    d = tmpdir("oneempty")
+    st = _store(d, ((1, 3), (4, 3)))
+    st._open_new()  # a boot's segment, empty
+    st.prune()
+    assert _firsts(st) == [4, 0] and st.deleted == 1
+    st.close()
+    rmdir(d)
+    # Segments of different sizes: the bytes counted off are the deleted one's.
+    d = tmpdir("sizes")
+    st = _store(d, ((1, 3), (4, 1), (5, 1)), segment_bytes=40, max_segments=2)
+    st.prune()
+    assert _firsts(st) == [4, 5] and st.total_bytes() == 2 * REC
+    st.close()
+    rmdir(d)

@@ -145,3 +145,13 @@ def test_a_checkpoint_written_without_the_clock_keeps_the_last_known_time():
     rs = RoundState()
     rs.feed(rec)
     assert rs.config_wall == 820000000 and bytes(rs.config_id) == b"CONFIG"
+
+
+def test_a_table_without_win_lamps_restores_its_counters():
+    m = Meters(0)
+    m.counts[0] = 9
+    p = m.payload()
+    assert len(p) == 66
+    back = Meters(0)
+    assert back.load(p) and back.counts[0] == 9
+    assert not back.load(p[:65])
