@@ -126,6 +126,10 @@ EQUIVALENT = (
     # Meters.load: element -1 of a 1-tuple is element 0.
     ("sicbo/recall.py", 'struct.unpack_from("<H", payload, off)[0]', "0 -> -1",
      "element -1 of a 1-tuple is element 0"),
+    # RoundMachine._shake: the right clasp's bit is 2 when it is open; when it
+    # is fastened the refusal is for the left one, whose bit 1 is set already.
+    ("sicbo/round.py", "| (0 if self.clasp_r else 2))", "0 -> 1",
+     "1 | 1 == 1: only reached with the left clasp open"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",
