@@ -130,6 +130,8 @@ EQUIVALENT = (
     # is fastened the refusal is for the left one, whose bit 1 is set already.
     ("sicbo/round.py", "| (0 if self.clasp_r else 2))", "0 -> 1",
      "1 | 1 == 1: only reached with the left clasp open"),
+    ("sicbo/round.py", "min(k, KEEP_DAMAGE)", "arguments 1 and 2 swapped in `min(k, KEEP_DAMAGE)`",
+     "min is symmetric"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",

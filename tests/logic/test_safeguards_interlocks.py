@@ -180,3 +180,53 @@ def test_a_new_machine_has_no_commands_and_no_records():
     m = RoundMachine(make_cfg())
     assert m.ncmd == 0 and m.commands() == [] and m.rec_len == 0
     assert (m.cover, m.clasp_l, m.clasp_r, m.supervisor) == (0, 0, 0, 0)
+
+
+def test_resume_defaults_to_every_sensor_open():
+    from sicbo.round import RoundMachine
+
+    m = RoundMachine(make_cfg())
+    m.cover = m.clasp_l = m.clasp_r = m.supervisor = 1
+    m.resume(5)
+    assert (m.cover, m.clasp_l, m.clasp_r, m.supervisor) == (0, 0, 0, 0)
+    from sicbo import journal
+
+    rec = journal.records(bytes(m.records()))[0]
+    assert rec.type == E.J_BOOT and rec.p(0) == 0 and rec.wall is None
+
+
+def test_resume_drops_the_timer_the_presses_and_the_entry():
+    r = Rig(make_cfg(shaker="manual"))
+    r.arm()
+    r.ev(E.EV_SHAKE)
+    assert r.m.presses == 1
+    r.m.resume(r.now + 10, None, 1, 1, 1, 0)
+    assert r.m.presses == 0
+    r = Rig()
+    r.arm()
+    r.ev(E.EV_SHAKE)
+    assert r.m.timer_on
+    r.m.resume(r.now + 10, None, 1, 1, 1, 0)
+    assert not r.m.timer_on
+    r = Rig()
+    r.to_result()
+    r.ev(E.EV_FACE, 2)
+    r.ev(E.EV_VOID)
+    assert r.m.entry_n == 1 and r.m.entry_mode == 1
+    r.m.resume(r.now + 10, None, 0, 0, 0, 0)
+    assert r.m.entry_n == 0 and r.m.entry_mode == 0
+
+
+def test_the_damage_record_names_the_damaged_record():
+    from roundkit import forge
+    from sicbo import journal
+
+    seq = 0x04030201
+    data = forge(E.J_BOOT, seq, 0) + forge(E.J_RESULT, seq + 1, 5, bytes((1, 2, 3, 0, 0, 0, 0, 0)))
+    m = replay_of(data)
+    assert m.damaged == 1
+    m.resume(10, None, 1, 1, 1, 0)
+    recs = journal.records(bytes(m.records()))
+    dmg = [x for x in recs if x.type == E.J_DAMAGE]
+    assert len(dmg) == 1
+    assert [dmg[0].p(i) for i in range(6)] == [E.BAD_ROUND, E.J_RESULT, 2, 2, 3, 4]
