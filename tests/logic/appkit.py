@@ -60,8 +60,9 @@ _folders = [0]
 
 def fresh_folder():
     _folders[0] += 1
-    path = "/tmp/sicbo-app-test-%d-%d" % (os.getpid() if hasattr(os, "getpid") else 0,
-                                          _folders[0])
+    from roundkit import process_tag
+
+    path = "/tmp/sicbo-app-test-%s-%d" % (process_tag(), _folders[0])
     try:
         os.mkdir(path)
     except OSError:

@@ -165,12 +165,31 @@ def forge(rtype, seq, rid, payload=bytes(8), boot=1, wall=None):
     return journal.encode(rtype, seq, rid, boot, 0, wall, bytes(payload))
 
 
+def process_tag():
+    """A tag of this test process for its /tmp folders, so that runs at the
+    same time (another checkout, the mutation driver) never share one
+    (MicroPython has no os.getpid: a random tag, made once)."""
+    import os
+
+    if not _TAG:
+        if hasattr(os, "getpid"):
+            _TAG.append("%d" % os.getpid())
+        else:
+            from binascii import hexlify
+
+            _TAG.append(hexlify(os.urandom(4)).decode())
+    return _TAG[0]
+
+
+_TAG = []
+
+
 def tmpdir(name):
     """A fresh, empty folder under /tmp for this test (no tempfile, no os.path
     on MicroPython)."""
     import os
 
-    path = "/tmp/sicbo-test-" + name
+    path = "/tmp/sicbo-test-%s-%s" % (process_tag(), name)
     try:
         os.mkdir(path)
     except OSError:

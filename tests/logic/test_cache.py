@@ -11,7 +11,9 @@ ID = b"\x01\x02\x03\x04\x05\x06"
 
 
 def _folder():
-    path = "/tmp/sicbo-cache-test-%d" % (os.getpid() if hasattr(os, "getpid") else 0)
+    from roundkit import process_tag
+
+    path = "/tmp/sicbo-cache-test-%s" % process_tag()
     try:
         os.mkdir(path)
     except OSError:
