@@ -132,6 +132,13 @@ EQUIVALENT = (
      "1 | 1 == 1: only reached with the left clasp open"),
     ("sicbo/round.py", "min(k, KEEP_DAMAGE)", "arguments 1 and 2 swapped in `min(k, KEEP_DAMAGE)`",
      "min is symmetric"),
+    ("sicbo/round.py", "min(k, 255)", "arguments 1 and 2 swapped in `min(k, 255)`",
+     "min is symmetric"),
+    ("sicbo/roundbase.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
+     "arguments 1 and 2 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
+     "settle sorts the dice"),
+    ("sicbo/roundbase.py", "time.ticks_add(now, ms)",
+     "arguments 1 and 2 swapped in `time.ticks_add(now, ms)`", "ticks_add is symmetric"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",

@@ -83,7 +83,7 @@ def test_resume_of_an_open_round_with_one_clasp_open_is_tamper():
     r.to_open()
     b = _booted(r, 0, 1, 1)
     assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID]
-    assert b.recs[1].p(0) == E.R_TAMPER_COVER
+    assert b.recs[1].p(0) == E.R_TAMPER_COVER and b.recs[1].p(1) == 0
 
 
 def test_resume_after_the_bell_with_the_cover_on_waits():
@@ -94,6 +94,7 @@ def test_resume_after_the_bell_with_the_cover_on_waits():
     assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_CLOSED
     b = _booted(r, cover=0)
     assert b.types() == [E.J_BOOT, E.J_COVER_OFF] and b.m.state == E.ST_RESULT
+    assert b.has(E.C_LAMPS) and (E.C_SHOW, E.M_ENTER_DICE, 0, 0) in b.last
 
 
 def _held():
@@ -230,3 +231,21 @@ def test_the_damage_record_names_the_damaged_record():
     dmg = [x for x in recs if x.type == E.J_DAMAGE]
     assert len(dmg) == 1
     assert [dmg[0].p(i) for i in range(6)] == [E.BAD_ROUND, E.J_RESULT, 2, 2, 3, 4]
+
+
+def test_damage_in_a_shake_voids_as_damage():
+    from roundkit import forge
+
+    r = Rig()
+    r.arm()
+    r.ev(E.EV_SHAKE)
+    assert r.m.state == E.ST_SHAKING
+    data = bytes(r.journal) + forge(E.J_RESULT, r.m.seq + 1, 9, bytes((1, 2, 3, 0, 0, 0, 0, 0)))
+    m = replay_of(data)
+    assert m.damaged == 1 and m.state == E.ST_SHAKING
+    m.resume(r.now + 10, None, 1, 1, 1, 0)
+    from sicbo import journal
+
+    recs = journal.records(bytes(m.records()))
+    voids = [x for x in recs if x.type == E.J_VOID]
+    assert len(voids) == 1 and voids[0].p(0) == E.V_DAMAGE, [x.type for x in recs]
