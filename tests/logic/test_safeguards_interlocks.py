@@ -68,6 +68,7 @@ def test_tamper_names_the_clasp_that_opened():
             assert (E.C_SHOW, E.R_TAMPER_CLASP, side, 0) in r.last
             if not open_:
                 assert r.has(E.C_SOLENOID_STOP) and r.has(E.C_TIMER_CANCEL)
+            assert not r.m.timer_on
 
 
 def test_resume_of_an_open_round_with_one_clasp_open_is_tamper():
