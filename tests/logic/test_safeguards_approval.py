@@ -136,3 +136,23 @@ def test_leap_years_by_the_century_rule():
         except ValueError:
             continue
         raise AssertionError("accepted %s" % bad)
+
+
+class _Rtc:
+    def __init__(self, dt):
+        self.dt = dt
+
+    def datetime(self):
+        return self.dt
+
+
+def test_the_wall_clock_counts_every_field_of_the_rtc():
+    import shell
+
+    w = shell.WallClock(_Rtc((2026, 11, 30, 0, 12, 34, 56, 0)))
+    w.refresh(1000)
+    assert w.seconds(1000) == _wall(2026, 11, 30, 12 * 3600 + 34 * 60 + 56)
+    assert w.seconds(3500) == _wall(2026, 11, 30, 12 * 3600 + 34 * 60 + 58)
+    w = shell.WallClock(None)
+    w.refresh(1000)
+    assert w.seconds(1000) is None

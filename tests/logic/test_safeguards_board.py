@@ -217,3 +217,27 @@ def test_sections_that_are_not_objects_name_themselves():
     assert _field(_board(reader=[1])) == "reader"
     assert _field(_board(timings=3)) == "timings"
     assert _field(_board(timers="x")) == "timers"
+
+
+def test_every_missing_gpio_and_flash_pin_refused():
+    for pin in (6, 7, 8, 9, 10, 11, 20, 24, 28, 29, 30, 31):
+        b = _board()
+        b["outputs"]["bell"] = pin
+        assert _field(b) == "outputs.bell", pin
+
+
+def test_config_errors_name_their_field():
+    from sicbo import config
+    from tables import table_dict
+
+    e = ConfigError("reader.tx", "missing")
+    assert e.field == "reader.tx" and str(e) == "reader.tx: missing"
+    for bad in ("", "  ", 5):
+        t = table_dict()
+        t["name"] = bad
+        try:
+            config.parse_table(t)
+        except ConfigError as e:
+            assert e.field == "name", e.field
+        else:
+            raise AssertionError("accepted name %r" % (bad,))

@@ -247,3 +247,11 @@ def test_the_boot_says_where_it_resumed_and_drops_the_board_file():
     assert conf and conf[-1].ticks == boot.ticks and conf[-1].wall == boot.wall
     assert abs(conf[-1].wall - 849355200) < 3600
     t.close()
+
+
+def test_an_idle_table_raises_no_alarm():
+    t = Table()
+    seq = t.m.seq
+    t.run(200)
+    assert _new(t, seq) == [] and not t.m.alarm and t.ctl.forced_offs == 0
+    t.close()

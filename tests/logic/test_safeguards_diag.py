@@ -195,3 +195,30 @@ def test_dump_journal_without_a_journal_folder():
     del _out[:]
     diag.dump_journal()
     assert _out == ["SICBO-SEGS []"], _out
+
+
+def test_diag_shows_voids_alarms_and_wins():
+    t = Table(board=board_dict(bell_ms=50))
+    t.play(1, 2, 3)
+    t.to_result()
+    t.press("key_void")
+    t.press("key_face_1")
+    t.press("key_confirm")  # void: stacked
+    t.close_dome()
+    t.press("shake")
+    t.set("cover", 0)  # tamper: alarm
+    t.run(60)
+    t.close()
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
+    del _out[:]
+    diag.recall()
+    assert [x for x in _out if "void: stacked" in x], _out
+    assert [x for x in _out if "void: tamper" in x], _out
+    del _out[:]
+    diag.status()
+    assert [x for x in _out if x.startswith("alarms ") and "ALARM" in x], _out
+    del _out[:]
+    diag.meters()
+    i = _out.index("wins per area (paid rounds):")
+    cells = " ".join(_out[i + 1:]).split()
+    assert "SMALL" in cells and cells[cells.index("SMALL") + 1] == "1", _out
