@@ -1,0 +1,170 @@
+# mprun-heap: controller
+# Fault containment at each stage of a boot and in a running task, through
+# shell.start as main.py runs it on the simulated board (docs/design.md):
+# outputs off, the fault lamps, a J_FAULT record and /fault.txt, a reset; three
+# failed boots leave the board out of service. (Split from test_boot.py: one
+# interpreter per file, at the board's heap.)
+import os
+
+import machine
+import shell
+from appkit import BELL, SOLENOID, Table, fresh_folder, write_files
+
+import app
+from sicbo import events as E
+from sicbo import journal
+
+
+def no_watchdog_reset(ms=20000):
+    """Time passes with nobody feeding: no reset means no watchdog armed."""
+    before = len(machine.sim_resets())
+    machine.sim_advance(ms)
+    return len(machine.sim_resets()) == before
+
+
+def journal_types(folder):
+    return [r.type for r in records(folder)]
+
+
+def start(folder, log):
+    return shell.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
+                       ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
+
+
+def fault_boot(folder, journal_dir, log_fault=None):
+    """shell.start on folder's files, which must fail, be contained and end in
+    a reset; log_fault: raised by the log at the first journal line (resume).
+    Returns (log lines, resets)."""
+    log = []
+    resets = len(machine.sim_resets())
+
+    def logger(line):
+        log.append(line)
+        if log_fault is not None and line.startswith("J "):
+            raise log_fault
+
+    for _power_on in range(2):  # again if the first one only checked and cached the files
+        del log[:]
+        resets = len(machine.sim_resets())
+        try:
+            shell.start(folder + "/board.json", folder + "/table.json", journal_dir,
+                        log=logger, ticks_ms=machine.sim_ticks_ms,
+                        fault_file=folder + "/fault.txt")
+        except SystemExit:
+            pass  # the sim's machine.reset()
+        else:
+            raise AssertionError("no reset: %r" % log)
+        if not any("restarting" in line for line in log):
+            break
+    return log, machine.sim_resets()[resets:]
+
+
+def records(folder):
+    out = []
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".log")):
+        with open(folder + "/" + name, "rb") as f:
+            out.extend(journal.records(f.read()))
+    return out
+
+
+def test_journal_folder_unusable_is_a_contained_fault():
+    folder = fresh_folder()
+    write_files(folder)
+    with open(folder + "/j", "w") as f:
+        f.write("a file where the journal folder should be")
+    log, resets = fault_boot(folder, folder + "/j")
+    assert resets == [machine.HARD_RESET], resets
+    assert shell.failed_boots(folder + "/fault.txt")[0] == 1
+    assert any("FAULT in stage %d" % E.F_JOURNAL in line for line in log), log
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
+
+
+def test_memory_error_while_resuming_is_journaled_and_resets():
+    t = Table()
+    t.play(1, 2, 3)
+    t.close()
+    log, resets = fault_boot(t.folder, t.folder, MemoryError("memory allocation failed"))
+    assert resets == [machine.HARD_RESET]
+    faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
+    assert len(faults) == 1 and faults[0].p(0) == E.F_RESUME and faults[0].p(1) == 1
+    # Outputs off and the fault pattern on the lamps: every status lamp, no area.
+    assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
+def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
+    t = Table()
+    t.close()
+    for n in range(1, E.MAX_FAILED_BOOTS + 1):
+        fault_boot(t.folder, t.folder, OSError(5))
+        assert shell.failed_boots(t.folder + "/fault.txt")[0] == n
+    log = []
+    assert start(t.folder, log) is None  # no reset: out of service, at the REPL
+    assert any("OUT OF SERVICE" in line for line in log), log
+    assert no_watchdog_reset()
+    assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"]
+    shell.clear_failed_boots(t.folder + "/fault.txt")
+    t2 = Table(folder=t.folder, reset=False)  # mended: the table starts again
+    assert t2.m.state == E.ST_IDLE
+    t2.close()
+
+
+def test_a_task_that_dies_is_journaled_by_name_then_resets():
+    t = Table()
+    t.ctl.fault_file = t.folder + "/fault.txt"
+    calls = [0]
+
+    def reader(now):
+        calls[0] += 1
+        if calls[0] > 3:
+            raise ValueError("reader died")
+
+    t.ctl.read_reader = reader
+    resets = len(machine.sim_resets())
+    try:
+        app.run(t.ctl)
+    except SystemExit:
+        pass
+    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+    faults = [r for r in t.journal() if r.type == E.J_FAULT]
+    assert len(faults) == 1, faults
+    assert faults[0].p(0) == E.F_TASK and faults[0].p(2) == app.TASKS.index("reader")
+    assert shell.failed_boots(t.folder + "/fault.txt")[0] == 1
+
+
+def test_a_late_task_is_named_before_the_watchdog_resets():
+    t = Table()
+    wd = t.hw.watchdog
+    now = t.now()
+    for name in app.TASKS:
+        wd.register(name, app.TASK_DEADLINE_MS, now)
+    for task in (0, 1):
+        wd.alive(task, now + app.TASK_DEADLINE_MS + 100)
+    late = now + app.TASK_DEADLINE_MS + 200
+    assert t.ctl.watch(late) is False  # not fed
+    assert t.ctl.watch(late + 10) is False
+    faults = [r for r in t.journal() if r.type == E.J_FAULT]
+    assert len(faults) == 1 and faults[0].p(0) == E.F_WATCHDOG
+    assert faults[0].p(2) == app.TASKS.index("reader")
+
+
+def test_a_fault_while_building_the_adapters_is_contained():
+    # The checked configuration is trusted from its cache: one that names a
+    # pin the board cannot drive (GPIO6, the SPI flash; its hash made to
+    # match, as flash damage would not) fails while the adapters are built.
+    import appboot
+    from sicbo import cache
+
+    t = Table()
+    t.close()
+    path = t.folder + "/config.cache"
+    cid = appboot.file_digest(t.folder + "/board.json", t.folder + "/table.json")
+    board, cfg = cache.load(path, cid)
+    board.outputs["bell"] = 6
+    assert cache.save(path, board, cfg, cid)
+    log, resets = fault_boot(t.folder, t.folder)
+    assert resets == [machine.HARD_RESET], resets
+    assert any("FAULT in stage %d" % E.F_HARDWARE in line for line in log), log
+    faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
+    assert faults == []  # before the journal was replayed: /fault.txt only
+    n, text = shell.failed_boots(t.folder + "/fault.txt")
+    assert n == 1 and "stage %d" % E.F_HARDWARE in text, text
+    assert not machine.sim_output(SOLENOID)
