@@ -15,7 +15,7 @@ VM32        := build/vm32/sim/micropython
 VM32_FROZEN := build/vm32/frozen/micropython
 
 .PHONY: setup run test test-py test-mp test-board lint typecheck mpy-check bench soak clean \
-        vm32 vm32-frozen
+        vm32 vm32-frozen mutate
 
 setup: $(STAMP)
 
@@ -98,6 +98,13 @@ soak: setup
 	$(BIN)/python bench/powercut_vboard.py --rounds 1000
 	SICBO_FUZZ_EXAMPLES=20000 SICBO_STATEFUL_EXAMPLES=2000 $(BIN)/pytest -s \
 	    tests/host/test_fuzz.py tests/host/test_round_stateful.py
+
+# Mutation testing (figures): a seeded sample of single-point mutations of
+# device/, each run against the tests that import the mutated module.
+# make mutate MUTATE="--min-score 90" makes it a gate.
+MUTATE ?=
+mutate: setup
+	$(BIN)/python -m host_tools.mutate --seed 1 --sample 200 --jobs 2 $(MUTATE)
 
 clean:
 	rm -rf $(VENV) typings build .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -88,7 +88,7 @@ class Controller:
         self._now = 0
         self._unfed = None  # records written but not yet given to recall
         self.late_told = False  # a late task has been journaled (watch)
-        self.fault_file = None  # shell.FAULT_FILE once started by shell.start
+        self.fault_file = None  # where failed boots are counted (appboot: the Boot's)
 
     def checkpoint(self):
         self._feed_recall()  # the meters count the records being written first
@@ -291,7 +291,7 @@ def _fault(ctl, stage, e, task):
     fault lamps, J_FAULT naming the task, the failed-boot count)."""
     import shell
 
-    b = shell.Boot(ctl.fault_file or shell.FAULT_FILE)
+    b = shell.Boot(ctl.fault_file)
     b.hw = ctl.hw
     b.table = ctl.table
     b.ctl = ctl
@@ -351,5 +351,5 @@ async def _main(ctl):
         if not stable and time.ticks_diff(now, start) >= E.STABLE_MS:
             stable = True
             # The table runs: failures are no longer consecutive.
-            shell.clear_failed_boots(ctl.fault_file or shell.FAULT_FILE)
+            shell.clear_failed_boots(ctl.fault_file)
         await asyncio.sleep_ms(WATCHDOG_FEED_MS)

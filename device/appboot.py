@@ -229,6 +229,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     wall = shell.WallClock(rtc)
     ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table, machine=m,
                          recall_=rc)
+    ctl.fault_file = boot.fault_file
     boot.stage = E.F_JOURNAL
 
     def feed(piece):

@@ -256,7 +256,6 @@ def _run(boot, board_path, table_path, journal_dir, log, ticks_ms):
         machine.reset()  # the configuration is cached: the next boot runs the table
     if ctl is None:
         return None
-    ctl.fault_file = boot.fault_file
     import app
 
     gc.collect()

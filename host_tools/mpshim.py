@@ -52,8 +52,8 @@ def install():
         sys.modules["micropython"] = shim
     for name, fn in (("ticks_add", ticks_add), ("ticks_diff", ticks_diff),
                      ("ticks_ms", ticks_ms), ("ticks_us", ticks_us),
-                     ("sleep_ms", lambda ms: time.sleep(ms / 1000)),
-                     ("sleep_us", lambda us: time.sleep(us / 1_000_000))):
+                     ("sleep_ms", lambda ms: time.sleep(max(0, ms) / 1000)),  # < 0: at once
+                     ("sleep_us", lambda us: time.sleep(max(0, us) / 1_000_000))):
         if not hasattr(time, name):
             setattr(time, name, fn)
     import asyncio

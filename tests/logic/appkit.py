@@ -140,7 +140,7 @@ class Table:
         import appboot
 
         for _power_on in range(2):  # a second one after the files were first cached
-            self.boot = shell.Boot()
+            self.boot = shell.Boot(self.folder + "/fault.txt")  # not the host's /fault.txt
             self.log = []
             self.ctl = appboot.open_table(
                 self.boot, self.folder + "/board.json", self.folder + "/table.json",
