@@ -39,3 +39,21 @@ def render(line, table=None):
         if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
             return "dealer: " + logtext.message_text(int(parts[1]), int(parts[2]))
     return line
+
+
+def lines(port, stop=None):
+    """The lines a board prints on `port` (a pyserial device), as text, as
+    they come, until stop() is true (checked about every 0.2 s). Raises
+    OSError or serial.SerialException when the port goes away."""
+    import serial  # pyserial, installed with mpremote
+
+    buf = b""
+    with serial.Serial(port, 115200, timeout=0.2) as s:
+        while stop is None or not stop():
+            data = s.read(512)
+            if not data:
+                continue
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                yield line.decode("utf-8", "replace").rstrip("\r")

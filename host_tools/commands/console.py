@@ -6,7 +6,7 @@ import sys
 import time
 
 from host_tools.cli import UsageError
-from host_tools.console import render
+from host_tools.console import lines, render
 from host_tools.rules import add_table_argument, load_table
 
 NAME = "console"
@@ -23,21 +23,12 @@ def run(args):
     import serial  # pyserial, installed with mpremote
 
     _cfg, table = load_table(args.table)
-    buf = b""
     try:
-        with serial.Serial(args.port, 115200, timeout=0.2) as s:
-            while True:
-                data = s.read(512)
-                if not data:
-                    continue
-                buf += data
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    text = line.decode("utf-8", "replace").rstrip("\r")
-                    if args.raw:
-                        print("  raw | " + text)
-                    print(render(text, table))
-                    sys.stdout.flush()
+        for text in lines(args.port):
+            if args.raw:
+                print("  raw | " + text)
+            print(render(text, table))
+            sys.stdout.flush()
     except (OSError, serial.SerialException) as e:
         raise UsageError("cannot read %s: %s" % (args.port, e)) from None
     except KeyboardInterrupt:

@@ -16,7 +16,7 @@ import time
 
 from host_tools import REPO
 from host_tools.cli import UsageError
-from host_tools.console import render
+from host_tools.console import lines, render
 
 NAME = "demo"
 HELP = "start a virtual board, deploy the firmware to it and play rounds (make run)"
@@ -74,21 +74,12 @@ class Console:
     def _run(self):
         import serial  # pyserial, installed with mpremote
 
-        buf = b""
         while not self._stop.is_set():
             try:
-                with serial.Serial(self.port, 115200, timeout=0.2) as s:
-                    while not self._stop.is_set():
-                        data = s.read(512)
-                        if not data:
-                            continue
-                        buf += data
-                        while b"\n" in buf:
-                            line, buf = buf.split(b"\n", 1)
-                            text = line.decode("utf-8", "replace").rstrip("\r")
-                            if text.strip():
-                                self.lines.append(text)
-                                self.out("  board | " + render(text, self.table))
+                for text in lines(self.port, self._stop.is_set):
+                    if text.strip():
+                        self.lines.append(text)
+                        self.out("  board | " + render(text, self.table))
             except (OSError, serial.SerialException):
                 time.sleep(0.2)  # the port comes and goes with power cuts
 
