@@ -18,13 +18,14 @@ micropython, and the 64-bit pip port .venv/bin/micropython):
    the simulated machine from the state it resumed in, and a power cut at a
    random clock step (the process exits mid-round), until --rounds rounds
    have been started; the last process stops between rounds and reports its
-   meters and recall. It succeeds when every process booted, none raised
+   meters. It succeeds when every process booted, none raised
    MemoryError or any other error, and every round is accounted for: each
    round id started has one payout or one void in the journal (read on the
    host after every process, with the firmware's own sicbo.journal), none
    twice, every round the dealer saw settled is settled so in the journal, no
-   sequence number holds two records, and the meters and recall of the last
-   process agree with the rounds played;
+   sequence number holds two records, the meters of the last process and
+   the game recall read from the journal (sicbo.recall, as diag.recall
+   reads it) agree with the rounds played;
 3. the smallest N, in 1 KiB steps, at which the campaign succeeds (bisected
    from the heap in use after boot up; the same seed at every N).
 
@@ -170,7 +171,7 @@ def compile_all():
     # Compiled as the firmware is (constants folded, -O3): the worker's own
     # use of sicbo.events must not load a module the firmware no longer does.
     folded = fold_file(WORKER, os.path.join(root, "folded", "heap_worker.py"))
-    subprocess.run([mpy_cross(), *OPT, "-s", "heap_worker.py", "-o",
+    subprocess.run([mpy_cross(), *OPT, "-s", "heap_worker", "-o",
                     os.path.join(root, "bench", "heap_worker.mpy"), folded], check=True)
     SNAPSHOT["root"] = root
     return root
@@ -191,7 +192,6 @@ class Run:
         self.starts = []
         self.ends = {}  # round -> ("paid", "ddd") | ("void", reason)
         self.meters = []
-        self.recall = []
         self.cut = None
         self.exit = None
         self.restart = False
@@ -208,8 +208,6 @@ class Run:
                 self.ends[int(f[1])] = (f[2], f[3])
             elif f[0] == "@meters":
                 self.meters.append(tuple(int(x) for x in f[1:4]))
-            elif f[0] == "@recall":
-                self.recall.append((int(f[1]), f[2], f[3]))
             elif f[0] == "@cut":
                 self.cut = (int(f[1]), int(f[2]))
             elif f[0] == "@exit":
@@ -332,6 +330,24 @@ def fill_journal(interp, extra_rounds=8, board=BOARD_FILE, table=TABLE_FILE):
     return folder, r
 
 
+def host_recall(folder):
+    """The game recall as diag.recall gives it (sicbo.recall over the
+    journal; the running table keeps only its meters), read on the host:
+    [(round, status, dice "ddd" or "-")], newest first."""
+    import json
+
+    from sicbo import config, settle
+    from sicbo.recall import Recall
+
+    with open(os.path.join(folder, "table.json"), encoding="utf-8") as f:
+        rc = Recall(settle.SettlementTable(config.parse_table(json.load(f))))
+    for name in segments(folder):
+        with open(os.path.join(folder, name), "rb") as f:
+            rc.feed(f.read())
+    return [(i.round, i.status, "%d%d%d" % tuple(i.dice) if i.dice else "-")
+            for i in rc.last()]
+
+
 # ---- a campaign ----------------------------------------------------------------------
 
 
@@ -360,6 +376,7 @@ class Campaign:
         self.last = None
         self.boot_heaps = []  # heap in use after each boot
         self.seconds = 0.0
+        self.recall = []  # the game recall read from the journal at the end
 
     def read_journal(self, folder):
         for name in segments(folder):
@@ -419,6 +436,7 @@ class Campaign:
                     self.log("  power-on %d: cut at step %d in state %d; %d rounds so far"
                              % (self.runs, r.cut[0], r.cut[1], len(self.started())))
                 elif rounds == 0:
+                    self.recall = host_recall(folder)
                     self.failure = self.check(r)
                     break
         finally:
@@ -477,7 +495,7 @@ class Campaign:
         for rid in reversed(started[-10:]):
             how, what = ends.get(rid, [("?", "?")])[0]
             want_recall.append((rid, how, what if how == "paid" else "-"))
-        got_recall = [e for e in last.recall if e[0] > self.first_round]
+        got_recall = [e for e in self.recall if e[0] > self.first_round]
         if got_recall != want_recall:
             why.append("recall %r, journal %r" % (got_recall[:3], want_recall[:3]))
         self.paid = paid

@@ -29,7 +29,6 @@
 #   @start <round>            a round began (shake taken)
 #   @end <round> paid <d1><d2><d3> | @end <round> void <reason>
 #   @meters <rounds> <paid> <voids>
-#   @recall <round> <status> <dice or ->   (newest first, at a clean exit)
 #   @cut <step> <state>       the power goes now
 #   @restart                  the configuration was checked and cached: reset (exit 4)
 #   @exit <steps> <rounds> <deleted segments>
@@ -205,7 +204,7 @@ def play(rig, rng):
 
 
 def meters(ctl):
-    mt = ctl.recall.meters
+    mt = ctl.meters
     print("@meters", mt.get("rounds"), mt.get("paid"), mt.get("voids"))
 
 
@@ -306,9 +305,6 @@ def main():
     # A clean stop between rounds (the campaign's last process).
     rig.save_levels()
     meters(ctl)
-    for info in ctl.recall.last():
-        d = info.dice
-        print("@recall", info.round, info.status, "%d%d%d" % tuple(d) if d else "-")
     print("@exit", rig.steps, started, ctl.store.deleted)
     ctl.store.close()
 

@@ -24,7 +24,7 @@ from micropython import const
 
 from hw.switches import EDGE, FAULT, RECOVER
 from sicbo import events as E
-from sicbo import journal, recall, signals
+from sicbo import journal, meters, signals
 
 POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
 READER_MS = const(20)
@@ -54,12 +54,13 @@ SIGNAL_EVENTS = bytes((
 
 
 class Controller:
-    """One table: the round machine, its journal and recall, on `hw`."""
+    """One table: the round machine, its journal and meters, on `hw`."""
 
-    def __init__(self, cfg, board, hw, store, wall, log, table, machine, recall_):
-        # table (SettlementTable), machine (RoundMachine) and recall_
-        # (recall.Recall) are made by appboot.open_table before this module's
-        # code is loaded: their buffers find large free blocks then.
+    def __init__(self, cfg, board, hw, store, wall, log, table, machine, reader=None):
+        # table (SettlementTable), machine (RoundMachine, its meters
+        # attached) and reader are made by appboot.open_table before this
+        # module's code is loaded: their code and buffers find large free
+        # blocks then.
         self.cfg = cfg
         self.board = board
         self.hw = hw
@@ -68,12 +69,8 @@ class Controller:
         self.log = log
         self.table = table
         self.m = machine
-        self.recall = recall_
-        self.reader = None
-        if hw.uart is not None:
-            from sicbo.dicereader import DiceReader
-
-            self.reader = DiceReader()
+        self.meters = machine.meters
+        self.reader = reader  # a sicbo.dicereader.DiceReader when hw.uart is one
         self._rx = bytearray(64)
         self._rx_mv = memoryview(self._rx)
         self._ev = [0, 0, 0, 0]
@@ -86,19 +83,12 @@ class Controller:
         self.booted = False
         self.config_id = b""
         self._now = 0
-        self._unfed = None  # records written but not yet given to recall
         self.late_told = False  # a late task has been journaled (watch)
         self.fault_file = None  # where failed boots are counted (appboot: the Boot's)
 
     def checkpoint(self):
-        self._feed_recall()  # the meters count the records being written first
-        return recall.checkpoint(self.m, self.recall, self._now, self.wall.seconds(self._now))
-
-    def _feed_recall(self):
-        data = self._unfed
-        if data is not None:
-            self._unfed = None
-            self.recall.feed(data)
+        # The machine counted the records being written as it made them.
+        return meters.checkpoint(self.m, self._now, self.wall.seconds(self._now))
 
     # ---- one event -----------------------------------------------------------
 
@@ -122,9 +112,7 @@ class Controller:
         m = self.m
         self._now = now
         if m.rec_len:
-            data = m.records()
-            self._unfed = data  # for recall, once the commands have run
-            self.store.append(data, m.open_seq)  # flushed before any command runs
+            self.store.append(m.records(), m.open_seq)  # flushed before any command runs
         cm = m.cmds
         hw = self.hw
         for i in range(n):
@@ -154,9 +142,6 @@ class Controller:
             elif code == E.C_SHOW:
                 self.message = cm[k + 1]
                 self.detail = cm[k + 2]
-        # After acting: recall and the meters decode the records (allocates;
-        # a rotation inside append() has fed them already, see checkpoint).
-        self._feed_recall()
         if self.log is not None:
             # After acting, compact: "J <record in hex>" per record and
             # "D <message> <detail>" per dealer message. The texts stay off

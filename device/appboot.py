@@ -212,14 +212,19 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
 
     store = JournalStore(journal_dir)
     buf = store.read_buffer()
-    from sicbo.recall import Recall
+    from sicbo.meters import Meters
     from sicbo.round import RoundMachine
 
     t = board.timings
     m = RoundMachine(cfg, table, pulses=t["pulse_count"], pulse_on_ms=t["pulse_on_ms"],
                      pulse_off_ms=t["pulse_off_ms"], shaker_ms=t["electric_run_ms"],
                      bell_ms=t["bell_ms"])
-    rc = Recall(table)  # its checkpoint buffer and RoundInfos: large blocks, made first
+    m.meters = Meters(table)  # its checkpoint buffer: a large block, made first
+    reader = None
+    if board.reader is not None:
+        from sicbo.dicereader import DiceReader
+
+        reader = DiceReader()
     import app
 
     boot.stage = E.F_HARDWARE
@@ -228,16 +233,11 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     hw.all_off()
     wall = shell.WallClock(rtc)
     ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table, machine=m,
-                         recall_=rc)
+                         reader=reader)
     ctl.fault_file = boot.fault_file
     boot.stage = E.F_JOURNAL
-
-    def feed(piece):
-        m.feed(piece)
-        rc.feed(piece)
-
-    store.boot(feed, buf)
-    del buf, feed
+    store.boot(m.feed, buf)  # the machine's state and its meters
+    del buf
     gc.collect()
     store.checkpoint = ctl.checkpoint
     boot.ctl = ctl

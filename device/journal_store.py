@@ -61,7 +61,7 @@ def _boundary(buf, have, eof):
 class JournalStore:
     def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None):
         # checkpoint: None, or a callable returning the sealed record(s) that
-        # start each segment opened by rotation (recall.checkpoint: meters).
+        # start each segment opened by rotation (meters.checkpoint).
         self.folder = folder
         self.checkpoint = checkpoint
         self.segment_bytes = segment_bytes

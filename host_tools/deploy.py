@@ -63,7 +63,7 @@ import time
 from host_tools import DEVICE, REPO
 from host_tools.cli import UsageError
 from host_tools.constfold import fold_file
-from host_tools.mpycheck import OPT
+from host_tools.mpycheck import OPT, source_name
 
 MANIFEST = "manifest.json"
 MANIFEST_PREV = "manifest.prev"
@@ -254,7 +254,7 @@ def compile_tree(sources, stage, extra_args, arch=None):
         src_name = rel[:-4] + ".py"
         # Compiled as every build of the firmware is: constants folded first.
         folded = fold_file(local, os.path.join(stage, ".folded", src_name))
-        jobs.append((args + ["-s", src_name, "-o", dest, folded], local))
+        jobs.append((args + ["-s", source_name(src_name), "-o", dest, folded], local))
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(
             lambda j: subprocess.run(j[0], capture_output=True, text=True), jobs))

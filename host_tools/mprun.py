@@ -25,7 +25,7 @@ import sys
 
 from host_tools import REPO, constfold, heaps
 from host_tools.constfold import fold_file
-from host_tools.mpycheck import OPT, mpy_cross, sources
+from host_tools.mpycheck import OPT, mpy_cross, source_name, sources
 
 BUILD = os.path.join(REPO, "build", "mpy")
 # On the 64-bit port (function, not memory: the memory gate is the 32-bit VM's)
@@ -68,7 +68,7 @@ def compile_trees(build=BUILD):
             # The firmware's options for the firmware (and the sim, which
             # stands for a board's C); the tests keep their asserts.
             opt = OPT if tree in ("device", "sim") else []
-            jobs.append([mpy_cross(), *opt, "-s", os.path.basename(src), "-o", dest, tmp])
+            jobs.append([mpy_cross(), *opt, "-s", source_name(src), "-o", dest, tmp])
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         for cmd, r in zip(jobs, pool.map(
                 lambda c: subprocess.run(c, capture_output=True, text=True), jobs), strict=True):

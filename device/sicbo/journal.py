@@ -34,7 +34,7 @@ MAX_LEN = const(1024)
 # (u16), a u32 per channel, then the configuration in force (so that the
 # rotation that deletes its J_CONFIG keeps it): 6 bytes config id, a flags
 # byte (bit 0: the time is known), a spare byte, u32 the last wall time known
-# under it (recall.Meters.record, RoundState).
+# under it (meters.Meters.record, RoundState).
 METERS_HEAD = const(66)
 METERS_CONFIG = const(12)
 FLAG_WALL = const(1)

@@ -8,6 +8,7 @@
 #
 # RoundMachine (round.py) is a RoundState; recall.py, diag and the host tools
 # use a bare RoundState to read a journal without a table's configuration.
+# The board's meters are counted here too (self.meters, sicbo.meters).
 
 from micropython import const
 
@@ -67,6 +68,9 @@ class RoundState:
         self.damaged = 0  # records not applied: damage
         self.pending = 0  # damage found since the last J_DAMAGE
         self.damage = bytearray(6 * KEEP_DAMAGE)  # per damaged record: code, type, seq
+        # The table's meters (sicbo.meters.Meters), counted by _apply; None
+        # for a reader that keeps no meters.
+        self.meters = None
 
     def feed(self, data):
         """Apply every valid record of one segment's bytes (bytes or memoryview,
@@ -142,6 +146,11 @@ class RoundState:
         self.round = u32(b, o + 8)
         self.boot = b[o + 12] | (b[o + 13] << 8)
         p = o + HEADER
+        mt = self.meters
+        if mt is not None:
+            # Before the transition: a payout's wins are those of the result it pays.
+            mt.count(t, b, p, o + (b[o + 2] | (b[o + 3] << 8)) - CRC_LEN,
+                     self.dice if self.has_result else None)
         if b[o + 14] & 1:  # journal.FLAG_WALL
             self.config_wall = u32(b, o + 20)
         elif t == E.J_CONFIG:

@@ -238,14 +238,21 @@ def fields(rec, table=None):
     return {}
 
 
+class _Channels:
+    """A table of n lamp channels, as far as Meters reads one."""
+
+    def __init__(self, n):
+        self.channels = n
+
+
 def _meters(payload, table):
-    from sicbo import recall
+    from sicbo.meters import Meters
 
     off = 4 * 16
     if len(payload) < off + 2:
         return None
     n = struct.unpack_from("<H", payload, off)[0]
-    m = recall.Meters(n)
+    m = Meters(_Channels(n))
     if not m.load(payload):
         return None
     same = table is not None and n == table.channels

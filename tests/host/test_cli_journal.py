@@ -116,12 +116,12 @@ def test_meters_checkpoint_and_correction_fields(tmp_path, capsys):
     from appkit import table_dict as td
 
     from sicbo import events as E
-    from sicbo import journal, recall, settle
+    from sicbo import journal, meters, settle
     from sicbo.config import parse_table
 
     st = settle.SettlementTable(parse_table(td()))
-    m = recall.Meters(st.channels)
-    m.add("rounds", 7)
+    m = meters.Meters(st)
+    m.counts[0] = 7  # rounds
     m.wins[4] = 3
     data = (journal.encode(E.J_METERS, 1, 7, 1, 5, 0, m.payload())
             + journal.encode(E.J_ROUND, 2, 8, 1, 6, 86400, bytes(8))

@@ -14,6 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from roundkit import Rig, make_cfg, snapshot
 from sicbo import events as E
 from sicbo import journal, recall
+from sicbo.meters import Meters
 from sicbo.round import RoundMachine
 from sicbo.settle import channel_on
 
@@ -44,6 +45,7 @@ class RoundProperties(RuleBasedStateMachine):
     def _boot(self):
         """Power on (again): replay the journal into a new machine."""
         m = RoundMachine(self.cfg)
+        m.meters = Meters(m.table)  # as the board boots: the machine counts
         data = bytes(self.rig.journal)
         # As the store gives it: pieces ending on record boundaries.
         cut = journal.records(data)[len(journal.records(data)) // 2].offset if data else 0
@@ -145,12 +147,17 @@ class RoundProperties(RuleBasedStateMachine):
         data = bytes(self.rig.journal)
         m = self.rig.m
         rp = RoundMachine(self.cfg, table=m.table)
+        rp.meters = Meters(m.table)
         rp.feed(data)
         assert snapshot(rp) == snapshot(m)  # live play == replay
         assert rp.damaged == 0 and rp.pending == 0
         again = recall.Recall(m.table)
         again.feed(data)
         assert again.meters.as_dict() == self.live.meters.as_dict()
+        # The board's meters (counted by its machine, live and across boots)
+        # are the host's, and a replay's.
+        assert m.meters.as_dict(m.table) == again.meters.as_dict(m.table)
+        assert rp.meters.as_dict(m.table) == again.meters.as_dict(m.table)
         assert [(r.round, r.status, r.dice) for r in again.last()] == \
             [(r.round, r.status, r.dice) for r in self.live.last()]
 

@@ -1,16 +1,28 @@
-# The meters (sicbo.recall): every counter and void reason restored from its
+# The meters (sicbo.meters): every counter and void reason restored from its
 # own offset of a checkpoint, a checkpoint of another table (or a short one)
 # refused whole, the checkpoint record itself (sequence, configuration in
 # force), and the damage list kept bounded.
 from roundkit import Rig, forge, make_cfg
 from sicbo import events as E
 from sicbo import journal
-from sicbo.recall import Meters, Recall, checkpoint
+from sicbo.meters import Meters, checkpoint
+from sicbo.recall import Recall
 from sicbo.roundstate import RoundState
 
 
+class _Table:
+    """What Meters needs of a SettlementTable to keep and restore counts."""
+
+    def __init__(self, channels):
+        self.channels = channels
+
+
+def _meters(channels):
+    return Meters(_Table(channels))
+
+
 def _filled(channels):
-    m = Meters(channels)
+    m = _meters(channels)
     for i in range(8):
         m.counts[i] = 0x01010101 * (i + 1)
         m.void_reasons[i] = 0x10203040 + 7 * i
@@ -21,7 +33,7 @@ def _filled(channels):
 
 def test_every_counter_comes_back_from_its_own_place():
     m = _filled(20)
-    back = Meters(20)
+    back = _meters(20)
     assert back.load(m.payload())
     assert back.counts == m.counts and back.void_reasons == m.void_reasons
     assert back.wins == m.wins
@@ -41,10 +53,10 @@ def test_a_checkpoint_of_another_table_or_cut_short_is_refused_whole():
     m = _filled(6)
     p = m.payload()
     for other in (5, 7):
-        x = Meters(other)
+        x = _meters(other)
         assert not x.load(p)
         assert x.counts == [0] * 8 and x.void_reasons == [0] * 8 and x.wins == [0] * other
-    x = Meters(6)
+    x = _meters(6)
     assert not x.load(p[:-1]) and x.counts == [0] * 8
     assert not x.load(p[:65]) and not x.load(b"")
     assert x.load(p[:66 + 4 * 6]) and x.counts == m.counts
@@ -61,8 +73,9 @@ def test_the_checkpoint_record_carries_the_meters_and_the_configuration():
     seq = r.m.seq
     known = r.m.config_wall
     assert known == 820000000
-    rec = bytes(checkpoint(r.m, rc, r.now, 820000123))
-    assert r.m.seq == seq + 1 and rc.checkpoints == 1
+    r.m.meters = rc.meters  # as counted: a checkpoint writes the machine's meters
+    rec = bytes(checkpoint(r.m, r.now, 820000123))
+    assert r.m.seq == seq + 1 and rc.meters.checkpoints == 1  # the machine took it
     got = journal.records(rec)[0]
     assert got.type == E.J_METERS and got.seq == seq + 1 and got.round == r.m.round
     assert got.wall == 820000123 and journal.check(got) == 0
@@ -72,7 +85,7 @@ def test_the_checkpoint_record_carries_the_meters_and_the_configuration():
     # A fresh recall restores everything from the checkpoint alone.
     rc2 = Recall(r.m.table)
     rc2.feed(rec)
-    assert rc2.checkpoints == 1
+    assert rc2.meters.checkpoints == 1
     assert rc2.meters.counts == rc.meters.counts and rc2.meters.wins == rc.meters.wins
     assert rc2.meters.get("voids") == 1 and rc2.meters.void_reasons[E.V_LEANING] == 1
     assert rc2.meters.get("paid") == 1 and rc2.meters.get("rounds") == 2
@@ -85,9 +98,8 @@ def test_the_checkpoint_record_carries_the_meters_and_the_configuration():
 def test_a_checkpoint_without_a_known_time_says_so():
     r = Rig()
     r.round(1, 2, 3)
-    rc = Recall(r.m.table)
-    rc.feed(bytes(r.journal))
-    rec = bytes(checkpoint(r.m, rc, r.now, None))
+    r.m.meters = Meters(r.m.table)
+    rec = bytes(checkpoint(r.m, r.now, None))
     tail = journal.records(rec)[0].payload[-journal.METERS_CONFIG:]
     assert tail[6] == 0 and tail[8:12] == bytes(4)
     rs = RoundState()
@@ -100,7 +112,7 @@ def test_recall_applies_a_checkpoint_given_as_a_record():
     rc = Recall(Rig().m.table)
     rec = journal.records(journal.encode(E.J_METERS, 1, 0, 1, 0, None, m.payload()))[0]
     rc.apply(rec)
-    assert rc.checkpoints == 1 and rc.meters.counts == m.counts
+    assert rc.meters.checkpoints == 1 and rc.meters.counts == m.counts
     assert rc.rounds == []
 
 
@@ -138,9 +150,8 @@ def test_a_checkpoint_written_without_the_clock_keeps_the_last_known_time():
     r = Rig(wall=820000000)
     r.round(1, 2, 3)
     r.m.config_id[:] = b"CONFIG"
-    rc = Recall(r.m.table)
-    rc.feed(bytes(r.journal))
-    rec = bytes(checkpoint(r.m, rc, r.now, None))
+    r.m.meters = Meters(r.m.table)
+    rec = bytes(checkpoint(r.m, r.now, None))
     assert journal.records(rec)[0].wall is None
     rs = RoundState()
     rs.feed(rec)
@@ -148,10 +159,10 @@ def test_a_checkpoint_written_without_the_clock_keeps_the_last_known_time():
 
 
 def test_a_table_without_win_lamps_restores_its_counters():
-    m = Meters(0)
+    m = _meters(0)
     m.counts[0] = 9
     p = m.payload()
     assert len(p) == 66
-    back = Meters(0)
+    back = _meters(0)
     assert back.load(p) and back.counts[0] == 9
     assert not back.load(p[:65])
