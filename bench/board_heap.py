@@ -14,8 +14,10 @@ micropython, and the 64-bit pip port .venv/bin/micropython):
 2. a campaign at heap N: a copy of that folder, then one interpreter process
    after another, each one power-on of the board: a fresh heap of N bytes,
    the table started through appboot.open_table exactly as main.py starts it
-   (bench/heap_worker.py, compiled to .mpy), rounds played through the pins of
-   the simulated machine from the state it resumed in, and a power cut at a
+   (bench/heap_worker.py: frozen into the test VMs, as the simulated machine
+   is, since a board's table costs no heap; else compiled to .mpy), rounds
+   played through the pins of the simulated machine from the state it
+   resumed in, and a power cut at a
    random clock step (the process exits mid-round), until --rounds rounds
    have been started; the last process stops between rounds and reports its
    meters. It succeeds when every process booted, none raised
@@ -117,6 +119,8 @@ class Interp:
         ok, _out = _probe(self.exe, "import _sim_wire\nimport sys\n"
                                     "print('machine' in sys.modules)")
         self.sim_frozen = ok
+        ok, out = _probe(self.exe, "help('modules')")
+        self.rig_frozen = ok and "heap_worker" in out.split()
 
     @property
     def kind(self):
@@ -129,10 +133,10 @@ class Interp:
         return "firmware as .mpy (build/mpy/device, as sicbo deploy installs it)"
 
     def describe(self):
-        return "%s (%d-bit, %s, sim/ %s)" % (os.path.relpath(self.exe, REPO)
-                                             if self.exe.startswith(REPO) else self.exe,
-                                             self.bits, self.kind,
-                                             "frozen in" if self.sim_frozen else "as .mpy")
+        return "%s (%d-bit, %s, sim/ %s, the rig %s)" % (
+            os.path.relpath(self.exe, REPO) if self.exe.startswith(REPO) else self.exe,
+            self.bits, self.kind, "frozen in" if self.sim_frozen else "as .mpy",
+            "frozen in" if self.rig_frozen else "as .mpy (its code in the heap)")
 
     def path(self):
         """MICROPYPATH: '.frozen' first, as on a board; the firmware's .mpy
@@ -150,6 +154,24 @@ class Interp:
         if self.bits == 32:
             return heaps.BOARD_HEAP
         return _kib_text(heaps.HEAP_64_EQUIVALENT) * 1024
+
+
+def fresh_vms(exes):
+    """The test VMs of build/vm32 brought up to date (host_tools.vm32, cached:
+    at once when nothing changed) when MICROPYTHON_SRC names the source: they
+    carry the rig (bench/heap_worker.py) frozen in, and a rig older than this
+    tree's would play by other rules."""
+    if not os.environ.get("MICROPYTHON_SRC"):
+        return
+    from host_tools import vm32
+
+    for exe in exes:
+        for frozen, built in ((False, VM32), (True, VM32_FROZEN)):
+            if os.path.abspath(exe) == built:
+                try:
+                    vm32.build(frozen=frozen, log=lambda text: PRINT(text, flush=True))
+                except vm32.BuildError as e:
+                    raise BenchError(str(e)) from e
 
 
 def _kib_text(text):
@@ -603,8 +625,10 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
     in_use, before = heap_after_boot(interp, full, seed)
     PRINT("%s" % interp.describe())
     PRINT("  heap in use after boot on the full journal: %d bytes (%.1f KiB), of which %.1f "
-          "KiB before the firmware (the interpreter, this bench's worker, the simulated "
-          "machine)" % (in_use, in_use / 1024, before / 1024), flush=True)
+          "KiB before the firmware (the interpreter, the simulated machine, and this bench's "
+          "worker: %s)" % (in_use, in_use / 1024, before / 1024,
+                           "its objects; its code is frozen in" if interp.rig_frozen
+                           else "its code and objects"), flush=True)
     first, first_why = first_boot_kib(interp, step)
     PRINT("  smallest heap for the first power-on on new files (an empty journal; the files "
           "parsed, checked and cached, a reset, the table started): %s%s"
@@ -683,6 +707,7 @@ def main(argv=None):
         exes = [VM32]
     t0 = time.monotonic()
     try:
+        fresh_vms(exes)
         compile_all()
         interps = [Interp(exe) for exe in exes]
         # One full journal for every interpreter: the same firmware writes it.

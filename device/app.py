@@ -56,13 +56,14 @@ SIGNAL_EVENTS = bytes((
 class Controller:
     """One table: the round machine, its journal and meters, on `hw`."""
 
-    def __init__(self, cfg, board, hw, store, wall, log, table, machine, reader=None):
+    def __init__(self, hw, store, wall, log, table, machine, reader=None):
         # table (SettlementTable), machine (RoundMachine, its meters
         # attached) and reader are made by appboot.open_table before this
         # module's code is loaded: their code and buffers find large free
         # blocks then.
-        self.cfg = cfg
-        self.board = board
+        # Few attributes: each one past 17 grows the instance's table, and
+        # a boot's heap is at its fullest here. The files' data (cfg: table.cfg;
+        # the board file: its adapters in hw) is not kept.
         self.hw = hw
         self.store = store
         self.wall = wall
@@ -80,8 +81,6 @@ class Controller:
         self.deadline = 0
         self.forced_offs = 0  # solenoid hard-offs seen (each raised as a fault)
         self.events = 0
-        self.booted = False
-        self.config_id = b""
         self._now = 0
         self.late_told = False  # a late task has been journaled (watch)
         self.fault_file = None  # where failed boots are counted (appboot: the Boot's)

@@ -232,8 +232,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     boot.hw = hw
     hw.all_off()
     wall = shell.WallClock(rtc)
-    ctl = app.Controller(cfg, board, hw, store, wall, log=log, table=table, machine=m,
-                         reader=reader)
+    ctl = app.Controller(hw, store, wall, log=log, table=table, machine=m, reader=reader)
     ctl.fault_file = boot.fault_file
     boot.stage = E.F_JOURNAL
     store.boot(m.feed, buf)  # the machine's state and its meters
@@ -262,9 +261,6 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     app.controller = ctl
     # The state as its number (sicbo.events ST_*): its name would load texts.
     say("sicbo: %s, round %d, state %d" % (cfg.name, ctl.m.round, ctl.m.state))
-    # The board file's data served start-up only (the adapters are built):
-    # its pin map, timings and warnings go back to the heap.
-    ctl.board = None
     return ctl
 
 
@@ -299,5 +295,3 @@ def resume(ctl, now, cause=0, config_id=b""):
         store.rotate(m.open_seq)
     if config_id:
         ctl.drain(m.set_config(now, wall, config_id), now)
-    ctl.config_id = config_id
-    ctl.booted = True

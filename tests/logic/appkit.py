@@ -157,7 +157,7 @@ class Table:
         assert not expect_refusal, "the table started"
         self.hw = self.ctl.hw
         self.store = self.ctl.store
-        self.cfg = self.ctl.cfg
+        self.cfg = self.ctl.table.cfg
         self.table = self.ctl.table
         self.m = self.ctl.m
 
