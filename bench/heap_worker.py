@@ -40,6 +40,13 @@ _BASE = gc.mem_alloc()
 
 import machine  # noqa: E402  (the simulated one: frozen in, or build/mpy/sim)
 
+# A board's machine classes are C, there before the firmware starts; the
+# simulated ones load on first use (sim/machine.py): load them now, so that
+# the simulator's module objects are not made in the middle of a boot.
+for _name in ("Timer", "WDT", "SPI", "UART", "RTC", "PWM"):
+    getattr(machine, _name)
+del _name
+
 _DIRECT = 255  # Rig.bit of an input that is a GPIO, not a chain bit
 
 # Folded away when compiled as the firmware is (host_tools.constfold): these

@@ -61,8 +61,8 @@ class Controller:
         # attached) and reader are made by appboot.open_table before this
         # module's code is loaded: their code and buffers find large free
         # blocks then.
-        # Few attributes: each one past 17 grows the instance's table, and
-        # a boot's heap is at its fullest here. The files' data (cfg: table.cfg;
+        # At most 17 attributes: one more grows the instance's table (a new
+        # block, the old one garbage), and a boot's heap is at its fullest here. The files' data (cfg: table.cfg;
         # the board file: its adapters in hw) is not kept.
         self.hw = hw
         self.store = store
@@ -70,13 +70,10 @@ class Controller:
         self.log = log
         self.table = table
         self.m = machine
-        self.meters = machine.meters
         self.reader = reader  # a sicbo.dicereader.DiceReader when hw.uart is one
         self._rx = bytearray(64)
-        self._rx_mv = memoryview(self._rx)
         self._ev = [0, 0, 0, 0]
-        self.message = E.M_NONE
-        self.detail = 0
+        self.shown = [E.M_NONE, 0]  # the dealer's message (M_*/R_*) and its detail
         self.timer_on = False
         self.deadline = 0
         self.forced_offs = 0  # solenoid hard-offs seen (each raised as a fault)
@@ -84,6 +81,10 @@ class Controller:
         self._now = 0
         self.late_told = False  # a late task has been journaled (watch)
         self.fault_file = None  # where failed boots are counted (appboot: the Boot's)
+
+    @property
+    def meters(self):
+        return self.m.meters
 
     def checkpoint(self):
         # The machine counted the records being written as it made them.
@@ -139,8 +140,9 @@ class Controller:
             elif code == E.C_TIMER_CANCEL:
                 self.timer_on = False
             elif code == E.C_SHOW:
-                self.message = cm[k + 1]
-                self.detail = cm[k + 2]
+                sh = self.shown
+                sh[0] = cm[k + 1]
+                sh[1] = cm[k + 2]
         if self.log is not None:
             # After acting, compact: "J <record in hex>" per record and
             # "D <message> <detail>" per dealer message. The texts stay off
@@ -256,7 +258,7 @@ class Controller:
             "alarm": m.alarm,
             "violation": m.violation,
             "faults": m.faults,
-            "message": (self.message, self.detail),
+            "message": tuple(self.shown),
             "dice": list(m.dice) if m.has_result else None,
         }
 

@@ -44,8 +44,31 @@ def _back(v):
     return v
 
 
+def _json(v):
+    # json.dumps(v)'s text in pieces: a list or a dict an item at a time (a
+    # table's odds or lamp order in one string would need a block of ~2 KiB).
+    if isinstance(v, list):
+        yield "["
+        sep = ""
+        for x in v:
+            yield sep
+            yield from _json(x)
+            sep = ", "
+        yield "]"
+    elif isinstance(v, dict):
+        yield "{"
+        sep = ""
+        for k, x in v.items():
+            yield sep + json.dumps(k) + ": "
+            yield from _json(x)
+            sep = ", "
+        yield "}"
+    else:
+        yield json.dumps(v)
+
+
 def _pieces(board, cfg):
-    # The body in small pieces, a field at a time: never the whole text in
+    # The body in small pieces, a value at a time: never the whole text in
     # the heap (json.dumps of it all would need one block of ~5 KiB).
     for i, (name, obj) in enumerate((("board", board), ("table", cfg))):
         yield '{"%s": {' % name if i == 0 else '}, "%s": {' % name
@@ -53,7 +76,8 @@ def _pieces(board, cfg):
         for k, v in obj.__dict__.items():
             if k == "pins":
                 continue  # pin -> field: the parser's duplicate check only
-            yield sep + json.dumps(k) + ": " + json.dumps(_plain(v))
+            yield sep + json.dumps(k) + ": "
+            yield from _json(_plain(v))
             sep = ", "
     yield "}}"
 
