@@ -63,6 +63,7 @@ from sicbo import events as E  # noqa: E402
 from sicbo import journal  # noqa: E402
 
 BOARD_FILE = os.path.join(REPO, "board_config", "boards", "virtual.json")
+BOARD = {"file": BOARD_FILE}  # the board file of this run (--board)
 TABLE_FILE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 VM32 = os.path.join(REPO, "build", "vm32", "sim", "micropython")
 VM32_FROZEN = os.path.join(REPO, "build", "vm32", "frozen", "micropython")
@@ -294,7 +295,8 @@ def _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
         return Run(-1, out, "timed out after %d s" % PROCESS_TIMEOUT_S)
 
 
-def new_folder(prefix, base=None, board=BOARD_FILE, table=TABLE_FILE):
+def new_folder(prefix, base=None, board=None, table=TABLE_FILE):
+    board = board or BOARD["file"]
     folder = tempfile.mkdtemp(prefix="sicbo-heap-%s-" % prefix)
     if base:
         for name in os.listdir(base):
@@ -339,7 +341,7 @@ def journal_bytes(folder):
     return sum(os.path.getsize(os.path.join(folder, n)) for n in segments(folder))
 
 
-def fill_journal(interp, extra_rounds=8, board=BOARD_FILE, table=TABLE_FILE):
+def fill_journal(interp, extra_rounds=8, board=None, table=TABLE_FILE):
     """A folder whose journal is at its cap (it has rotated and deleted), with
     the board and table files beside it as board.json and table.json."""
     folder = new_folder("full", board=board, table=table)
@@ -687,8 +689,12 @@ def main(argv=None):
                     help="the bisection's resolution in KiB (default 1)")
     ap.add_argument("--quick", action="store_true",
                     help="200 rounds per campaign, 2 KiB steps")
+    ap.add_argument("--board", default=BOARD_FILE,
+                    help="the board file (default board_config/boards/virtual.json; "
+                         "virtual-chain.json: the keys on a 74HC165 chain)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
+    BOARD["file"] = os.path.abspath(args.board)
     rounds = 200 if args.quick and args.rounds == 1000 else args.rounds
     step = 2 if args.quick and args.step == 1 else args.step
     exes = list(args.micropython)
@@ -717,7 +723,7 @@ def main(argv=None):
                   "at %s; %s, %s; %d rounds per campaign, a power cut every %d rounds on "
                   "average (seed %d)"
                   % (len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0],
-                     os.path.basename(interps[0].exe), FILL_HEAP, os.path.basename(BOARD_FILE),
+                     os.path.basename(interps[0].exe), FILL_HEAP, os.path.basename(BOARD["file"]),
                      os.path.basename(TABLE_FILE), rounds, args.cut_every, args.seed), flush=True)
             for exe in missing:
                 PRINT("%s: not built, skipped (make vm32 / make vm32-frozen with "

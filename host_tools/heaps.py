@@ -6,13 +6,13 @@ from MicroPython v1.28.0's ports/esp32). A 32-bit build of the unix port
 allocates like the ESP32 (16-byte blocks, 4-byte pointers), so on it the
 board's own figures apply as they are.
 
-The 64-bit pip unix port is for function, not memory: there the firmware takes
-about 1.8 times its 32-bit heap (measured with `bench/board_heap.py --all`:
-in use after boot 1.79, smallest heap on a full journal 1.80), and there the
-simulated `machine` is loaded from .mpy files (frozen into the 32-bit VM, C on
-a board): its stand-in for the board's 111,936 bytes is 240k, where the
-virtual board's system tests and power-cut campaign pass (at 200k, 1.8 times
-the board, they run out).
+The 64-bit pip unix port is for function, not memory: there the firmware
+takes about 1.6 times its 32-bit heap, and the simulated `machine` and the
+bench's rig are loaded from .mpy files into the heap (frozen into the 32-bit
+VM, C and wires on a board): `bench/board_heap.py --all` measured the smallest
+heap on a full journal at 2.0 times the 32-bit figure, all counted. Its
+stand-in for the board's 111,936 bytes is 240k, where the virtual board's
+system tests and power-cut campaign pass.
 """
 
 import functools

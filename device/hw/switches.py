@@ -60,7 +60,6 @@ class Switches:
         if debounce_ms < 0 or chatter_limit < 1 or chatter_window_ms <= 0 or ring_size < 1:
             raise ValueError("bad switch timing")
         self._pins = tuple(pins)
-        self._n = n
         self.debounce_ms = debounce_ms
         self.chatter_limit = chatter_limit if chatter_limit < 255 else 254
         self.chatter_window_ms = chatter_window_ms
@@ -78,10 +77,10 @@ class Switches:
         self._hits = bytearray(n)  # raw edges counted by the IRQ handler
         self._changed = array("i", [0] * n)  # ticks of the last raw transition
         self._window = array("i", [0] * n)  # ticks the current window began
-        self._size = ring_size
-        self._ev_kind = bytearray(ring_size)
-        self._ev_sig = bytearray(ring_size)
-        self._ev_level = bytearray(ring_size)
+        # The ring: kind, signal and level of event j at _ev[3*j:3*j+3], its
+        # ticks at _ev_ticks[j]. (Few attributes: past 23, the instance's
+        # table grows again while the boot's heap is at its fullest.)
+        self._ev = bytearray(3 * ring_size)
         self._ev_ticks = array("i", [0] * ring_size)
         self._head = 0
         self._len = 0
@@ -120,15 +119,18 @@ class Switches:
         return handler
 
     def _push(self, kind, sig, level, ticks):
-        if self._len >= self._size:
+        size = len(self._ev_ticks)
+        if self._len >= size:
             self.overflows += 1
             return
         j = self._head + self._len
-        if j >= self._size:
-            j -= self._size
-        self._ev_kind[j] = kind
-        self._ev_sig[j] = sig
-        self._ev_level[j] = level
+        if j >= size:
+            j -= size
+        ev = self._ev
+        k = 3 * j
+        ev[k] = kind
+        ev[k + 1] = sig
+        ev[k + 2] = level
         self._ev_ticks[j] = ticks
         self._len += 1
 
@@ -137,7 +139,7 @@ class Switches:
         # time restarts, so that they recover only after a good, still chain.
         on = self._on_chain
         new = True
-        for i in range(self._n):
+        for i in range(len(on)):
             if on[i]:
                 self._changed[i] = now
                 if not self._fault[i]:
@@ -159,7 +161,7 @@ class Switches:
         if self._chain is not None and not self._chain.sample():
             good = False
             self._broken(now)
-        for i in range(self._n):
+        for i in range(len(pins)):
             if not good and on[i]:
                 continue
             raw = pins[i].value() ^ self._inv[i]
@@ -202,12 +204,14 @@ class Switches:
         if self._len == 0:
             return False
         j = self._head
-        out[0] = self._ev_kind[j]
-        out[1] = self._ev_sig[j]
-        out[2] = self._ev_level[j]
+        ev = self._ev
+        k = 3 * j
+        out[0] = ev[k]
+        out[1] = ev[k + 1]
+        out[2] = ev[k + 2]
         out[3] = self._ev_ticks[j]
         j += 1
-        self._head = 0 if j >= self._size else j
+        self._head = 0 if j >= len(self._ev_ticks) else j
         self._len -= 1
         return True
 
@@ -227,4 +231,4 @@ class Switches:
         return self._pins[i].value()
 
     def count(self):
-        return self._n
+        return len(self._pins)
