@@ -40,23 +40,21 @@ interpreter); --heap or SICBO_VBOARD_HEAP set another.
 """
 
 import argparse
-import errno
 import json
 import os
 import random
 import re
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from host_tools import REPO  # noqa: E402  (puts device/ on sys.path)
 from host_tools.deploy import deploy  # noqa: E402
+from host_tools.serialwatch import SerialWatch  # noqa: E402
 from host_tools.simclient import TableClient  # noqa: E402
 from host_tools.vboard import VirtualBoard, default_heap  # noqa: E402
 from sicbo import events as E  # noqa: E402
@@ -81,99 +79,9 @@ FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call
            "table not started", "app not started", "MemoryError")
 
 
-class Console:
-    """The board's serial console, read by a thread into lines. It is opened
-    after the deploy (mpremote must have the port alone) and again after
-    each power cut, right after the power comes back (reattach()), before
-    the interpreter prints anything: a port nobody holds drops its output."""
-
-    def __init__(self, port):
-        self.port = port
-        self.fd = None
-        self.lines = []      # (time.monotonic(), text)
-        self.partial = b""
-        self.lock = threading.Lock()
-        self.stop_flag = False
-        self.thread = threading.Thread(target=self._run, name="console", daemon=True)
-
-    def start(self):
-        self.thread.start()
-
-    def reattach(self, timeout=5):
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            self._close()
-            while time.monotonic() < deadline:
-                try:
-                    self.fd = os.open(self.port, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-                    return
-                except OSError:
-                    time.sleep(0.002)
-        raise RuntimeError("the serial port %s did not come back" % self.port)
-
-    def _close(self):
-        if self.fd is not None:
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
-            self.fd = None
-        if self.partial:
-            self.lines.append((time.monotonic(), self.partial.decode("utf-8", "replace")))
-            self.partial = b""
-
-    def _run(self):
-        while not self.stop_flag:
-            fd = self.fd
-            if fd is None:
-                time.sleep(0.005)
-                continue
-            try:
-                r, _, _ = select.select([fd], [], [], 0.05)
-            except (OSError, ValueError):
-                time.sleep(0.005)
-                continue
-            if not r:
-                continue
-            with self.lock:
-                if self.fd != fd:
-                    continue
-                try:
-                    data = os.read(fd, 65536)
-                except OSError as e:
-                    if e.errno == errno.EAGAIN:
-                        continue
-                    data = b""
-                if not data:  # the port went away (power cut)
-                    self._close()
-                    continue
-                buf = self.partial + data
-                *done, self.partial = buf.split(b"\n")
-                now = time.monotonic()
-                for line in done:
-                    self.lines.append((now, line.decode("utf-8", "replace").rstrip("\r")))
-
-    def write(self, data):
-        """Type on the console (as a technician at a terminal)."""
-        with self.lock:
-            if self.fd is None:
-                raise RuntimeError("the serial port is not open")
-            os.write(self.fd, data)
-
-    def close(self):
-        self.stop_flag = True
-        self.thread.join(2)
-        with self.lock:
-            self._close()
-
-    def mark(self):
-        with self.lock:
-            return len(self.lines)
-
-    def since(self, mark):
-        with self.lock:
-            return [t for _, t in self.lines[mark:]] + (
-                [self.partial.decode("utf-8", "replace")] if self.partial else [])
+class Console(SerialWatch):
+    """The board's console (host_tools.serialwatch): opened after the deploy
+    (mpremote must have the port alone) and again after each power cut."""
 
     def running_lines(self, mark=0):
         return [ln for ln in self.since(mark) if RUNNING.match(ln)]
@@ -239,7 +147,6 @@ class Campaign:
         # A reset, not a power cycle: the deploy set the clock, which a power
         # cut would lose, and the table's approval needs it on the first boot.
         self.console = Console(self.vb.port)
-        self.console.start()
         self.console.reattach()
         self.starts0 = self.vb.boots
         self.resets0 = self.own_resets() + 1  # this reset is the campaign's

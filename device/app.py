@@ -62,8 +62,9 @@ class Controller:
         # module's code is loaded: their code and buffers find large free
         # blocks then.
         # At most 17 attributes: one more grows the instance's table (a new
-        # block, the old one garbage), and a boot's heap is at its fullest here. The files' data (cfg: table.cfg;
-        # the board file: its adapters in hw) is not kept.
+        # block, the old one garbage), and a boot's heap is at its fullest
+        # here. The files' data (cfg: table.cfg; the board file: its adapters
+        # in hw) is not kept.
         self.hw = hw
         self.store = store
         self.wall = wall

@@ -5,17 +5,15 @@ board's journal read on the host with the firmware's own sicbo.journal."""
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import select
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 from host_tools import REPO
+from host_tools.serialwatch import SerialWatch
 from host_tools.simclient import TableClient
 from host_tools.vboard import VirtualBoard
 from sicbo import events as E
@@ -46,86 +44,9 @@ def figure(text: str) -> None:
     FIGURES.append(text)
 
 
-class Console:
-    """The board's serial console, read by a thread into lines. Opened once
-    mpremote is done with the port, and again right after each power-on
-    (reattach), before the interpreter prints: a port nobody holds drops
-    what the board prints, as a UART does."""
-
-    def __init__(self, port: str):
-        self.port = port
-        self.fd: int | None = None
-        self.lines: list[str] = []
-        self.partial = b""
-        self.lock = threading.Lock()
-        self.stopping = False
-        self.thread = threading.Thread(target=self._run, name="board-console", daemon=True)
-        self.thread.start()
-
-    def reattach(self, timeout: float = 5) -> None:
-        deadline = time.monotonic() + timeout
-        with self.lock:
-            self._close()
-            while time.monotonic() < deadline:
-                try:
-                    self.fd = os.open(self.port, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
-                    return
-                except OSError:
-                    time.sleep(0.002)
-        raise AssertionError("the serial port %s did not come back" % self.port)
-
-    def _close(self) -> None:
-        if self.fd is not None:
-            try:
-                os.close(self.fd)
-            except OSError:
-                pass
-            self.fd = None
-        if self.partial:
-            self.lines.append(self.partial.decode("utf-8", "replace"))
-            self.partial = b""
-
-    def _run(self) -> None:
-        while not self.stopping:
-            fd = self.fd
-            if fd is None:
-                time.sleep(0.005)
-                continue
-            try:
-                r, _, _ = select.select([fd], [], [], 0.05)
-            except (OSError, ValueError):
-                time.sleep(0.005)
-                continue
-            if not r:
-                continue
-            with self.lock:
-                if self.fd != fd:
-                    continue
-                try:
-                    data = os.read(fd, 65536)
-                except OSError as e:
-                    if e.errno == errno.EAGAIN:
-                        continue
-                    data = b""
-                if not data:  # the port went away (a power cut)
-                    self._close()
-                    continue
-                *done, self.partial = (self.partial + data).split(b"\n")
-                self.lines.extend(x.decode("utf-8", "replace").rstrip("\r") for x in done)
-
-    def write(self, data: bytes) -> None:
-        with self.lock:
-            assert self.fd is not None, "the serial port is not open"
-            os.write(self.fd, data)
-
-    def mark(self) -> int:
-        with self.lock:
-            return len(self.lines)
-
-    def since(self, mark: int = 0) -> list[str]:
-        with self.lock:
-            tail = [self.partial.decode("utf-8", "replace")] if self.partial else []
-            return self.lines[mark:] + tail
+class Console(SerialWatch):
+    """The board's serial console (host_tools.serialwatch), with what the
+    tests ask of it: the lines that say the board failed, and a message."""
 
     def failing(self, mark: int = 0) -> list[str]:
         return [ln for ln in self.since(mark) if any(f in ln for f in FAILING)]
@@ -143,12 +64,6 @@ class Console:
                 bad.append(ln)
         return "console: %s; last lines: %s" % (" | ".join(bad[:4]) or "no fault line",
                                                 self.tail(mark, 6))
-
-    def close(self) -> None:
-        self.stopping = True
-        self.thread.join(2)
-        with self.lock:
-            self._close()
 
 
 def segments(folder: str) -> list[str]:
