@@ -99,10 +99,16 @@ def _digest(board, cfg):
     return hexlify(h.digest()).decode()
 
 
+def text_pieces(board, cfg, config_id):
+    """The cache's text, in pieces, for a parsed Board and TableConfig of the
+    files whose appboot.file_digest is config_id (6 bytes)."""
+    yield _header(config_id, _digest(board, cfg))
+    yield from _pieces(board, cfg)
+
+
 def dump(board, cfg, config_id):
-    """The cache's text for a parsed Board and TableConfig of the files whose
-    appboot.file_digest is config_id (6 bytes): `sicbo deploy` writes it."""
-    return _header(config_id, _digest(board, cfg)) + "".join(_pieces(board, cfg))
+    """The cache's text whole (the host's: `sicbo deploy` writes it)."""
+    return "".join(text_pieces(board, cfg, config_id))
 
 
 def load(path, config_id):
@@ -154,8 +160,7 @@ def save(path, board, cfg, config_id):
 
     try:
         with open(path + ".new", "w") as f:
-            f.write(_header(config_id, _digest(board, cfg)))
-            for p in _pieces(board, cfg):
+            for p in text_pieces(board, cfg, config_id):
                 f.write(p)
         os.rename(path + ".new", path)
     except OSError:
