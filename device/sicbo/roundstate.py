@@ -67,6 +67,7 @@ class RoundState:
         self.duplicates = 0
         self.damaged = 0  # records not applied: damage
         self.pending = 0  # damage found since the last J_DAMAGE
+        self.bad_seq = 0  # seq of the last damaged record not followed (0: none)
         self.damage = bytearray(6 * KEEP_DAMAGE)  # per damaged record: code, type, seq
         # The table's meters (sicbo.meters.Meters), counted by _apply; None
         # for a reader that keeps no meters.
@@ -92,6 +93,13 @@ class RoundState:
             # After the first record: the sequence and round ids follow on.
             rid = u32(b, o + 8)
             nxt = self.round + 1 if t == E.J_ROUND else self.round
+            bad = self.bad_seq
+            if bad and (seq == bad + 1 or seq == self.seq + 2):
+                # It follows on from a damaged record that took the place of
+                # one (its seq or round id wrong): a record is missing before
+                # it, no more; the journal goes on from here, and no sequence
+                # number or round id of the journal is used again after boot.
+                gap = True
             if not (seq == self.seq + 1 or gap):
                 code = E.BAD_SEQ
                 head = False
@@ -117,7 +125,11 @@ class RoundState:
                 # records follow on from them.
                 self.seq = seq
                 self.round = u32(b, o + 8)
+                self.bad_seq = 0
+            else:
+                self.bad_seq = seq
             return code
+        self.bad_seq = 0
         self._apply(b, o)
         return 0
 

@@ -375,3 +375,38 @@ def test_damage_in_a_finished_round_leaves_the_table_idle_with_the_alarm():
     assert b.types() == [E.J_BOOT, E.J_DAMAGE, E.J_ALARM]
     assert b.m.state == E.ST_IDLE and b.m.alarm and not b.m.void_lit
     assert E.R_DAMAGE in b.shown() and b.lamp("ALARM")
+
+
+def _replaced(r, pick, rid=None, dseq=0):
+    """r's journal with the first record `pick(rec)` chooses forged in its
+    place (CRC valid): its round id rid, its sequence number moved by dseq."""
+    data = bytearray(r.journal)
+    for rec in journal.records(bytes(data)):
+        if pick(rec):
+            bad = forge(rec.type, rec.seq + dseq, rec.round if rid is None else rid,
+                        rec.payload)
+            data[rec.offset:rec.offset + rec.length] = bad
+            return bytes(data)
+    raise AssertionError("no such record")
+
+
+def test_a_record_forged_in_place_costs_its_round_and_the_journal_goes_on():
+    # A round's start with a wrong round id (CRC valid), or a record of it
+    # with a wrong sequence number, in place of the real one: that round is
+    # damage; the replay finds its way again with the next round, and the
+    # machine resumes after the journal's last sequence number and round
+    # (none used twice).
+    r = Rig()
+    for d in ((1, 2, 3), (2, 2, 3), (3, 2, 3)):
+        r.round(*d)
+    last = journal.records(bytes(r.journal))[-1]
+    for data in (_replaced(r, lambda rec: rec.type == E.J_ROUND and rec.round == 2, rid=7),
+                 _replaced(r, lambda rec: rec.type == E.J_BELL and rec.round == 2, dseq=9)):
+        b = _boot(data)
+        m = b.m
+        assert m.damaged >= 1 and m.round == last.round == 3 and m.state == E.ST_IDLE
+        # What the boot wrote (J_BOOT, J_DAMAGE, ...) comes after the journal's last.
+        new = journal.records(b.raw)
+        assert new and min(rec.seq for rec in new) == last.seq + 1 and m.seq > last.seq
+        again = replay_of(bytes(b.journal), r.cfg, r.m.table)
+        assert again.seq == m.seq and again.round == 3
