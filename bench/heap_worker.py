@@ -47,6 +47,8 @@ for _name in ("Timer", "WDT", "SPI", "UART", "RTC", "PWM"):
     getattr(machine, _name)
 del _name
 
+from tablerig import Rng, TableRig  # noqa: E402
+
 _DIRECT = 255  # Rig.bit of an input that is a GPIO, not a chain bit
 
 # Folded away when compiled as the firmware is (host_tools.constfold): these
@@ -54,37 +56,24 @@ _DIRECT = 255  # Rig.bit of an input that is a GPIO, not a chain bit
 from sicbo import events as E  # noqa: E402
 from sicbo import signals as S  # noqa: E402
 
-_MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
 # Inputs in sicbo.signals order; the physical ones a cut leaves as they are.
 _KEPT = (S.COVER, S.CLASP_LEFT, S.CLASP_RIGHT, S.SUPERVISOR)
-
-
-class Rng:
-    """xorshift32: the same sequence on every port."""
-
-    def __init__(self, seed):
-        self.s = (seed * 2654435761 + 1) & 0xFFFFFFFF or 1
-
-    def below(self, n):
-        x = self.s
-        x ^= (x << 13) & 0xFFFFFFFF
-        x ^= x >> 17
-        x ^= (x << 5) & 0xFFFFFFFF
-        self.s = x
-        return x % n
 
 
 class Cut(Exception):
     pass
 
 
-class Rig:
+class Rig(TableRig):
+    """The table's hands (bench/tablerig.py), with the keys on a 74HC165
+    chain where the board has one, and the power cut at clock step
+    cut_step (0: never)."""
+
     def __init__(self, folder, cut_step):
+        TableRig.__init__(self, None, None, 0, 0)  # pins and timings: main()
         self.folder = folder
         self.cut_step = cut_step
-        self.steps = 0
         self.lv = bytearray(S.COUNT)
-        self.ctl = None
         self.load = 0  # the 74HC165 chain's load pin, if the board has the chain
 
     def load_levels(self):
@@ -109,49 +98,10 @@ class Rig:
             machine.sim_set_165(self.load, bit, level ^ self.inv[sig])
 
     def step(self, ms):
-        self.steps += 1
-        if self.steps == self.cut_step:
+        if self.steps + 1 == self.cut_step:
+            self.steps += 1
             raise Cut()
-        machine.sim_advance(ms)
-        now = machine.sim_ticks_ms()
-        ctl = self.ctl
-        ctl.poll(now)
-        ctl.actuators(now)
-        ctl.read_reader(now)
-        wd = ctl.hw.watchdog
-        if wd is not None:
-            wd.feed(now)
-
-    def settle(self):
-        """Inputs changed: one poll sees them, one debounce later accepts."""
-        self.step(1)
-        self.step(self.debounce)
-
-    def press(self, sig):
-        self.set(sig, 1)
-        self.settle()
-        self.set(sig, 0)
-        self.settle()
-
-    def dome(self, level):
-        self.set(S.COVER, level)
-        self.set(S.CLASP_LEFT, level)
-        self.set(S.CLASP_RIGHT, level)
-        self.settle()
-
-    def wait(self):
-        """One clock step as long as the shaker and the round's timer allow."""
-        ctl = self.ctl
-        now = machine.sim_ticks_ms()
-        w = _MAX_STEP
-        sol = ctl.hw.solenoid
-        if sol is not None and sol.busy():
-            w = sol.update(now)
-        if ctl.timer_on:
-            d = machine.sim_ticks_diff(ctl.deadline, now)
-            if d < w:
-                w = d
-        self.step(w if w > 1 else 1)
+        return TableRig.step(self, ms)
 
 
 def play(rig, rng):

@@ -45,11 +45,10 @@ from benchkit import (  # noqa: E402
     write_files,
 )
 
-MAX_STEP = 2000  # ms: the longest clock step (timers still fire at their tick)
-
 firmware_path()
 
 import machine  # noqa: E402  (the simulated one: frozen in, or build/mpy/sim)
+from tablerig import Rng, TableRig  # noqa: E402
 
 from sicbo import events as E  # noqa: E402
 from sicbo import signals as S  # noqa: E402
@@ -60,40 +59,18 @@ def heap():
     return gc.mem_alloc()
 
 
-class Rng:
-    """xorshift32: the same sequence on every port."""
-
-    def __init__(self, seed):
-        self.s = (seed * 2654435761 + 1) & 0xFFFFFFFF or 1
-
-    def next(self):
-        x = self.s
-        x ^= (x << 13) & 0xFFFFFFFF
-        x ^= x >> 17
-        x ^= (x << 5) & 0xFFFFFFFF
-        self.s = x
-        return x
-
-    def below(self, n):
-        return self.next() % n
-
-
-class Soak:
+class Soak(TableRig):
     def __init__(self, folder):
         machine.sim_reset(ticks=1000)
         machine.RTC().datetime(RTC_NOW)
         write_files(folder)
         self.pins = Pins(folder)
-        self.gpio = self.pins.gpio
-        self.inv = self.pins.inv
-        self.debounce = self.pins.timings["debounce_ms"]
-        self.bell_ms = self.pins.timings["bell_ms"]
+        TableRig.__init__(self, self.pins.gpio, self.pins.inv,
+                          self.pins.timings["debounce_ms"], self.pins.timings["bell_ms"])
         self.folder = folder
         self.console = Console()
-        self.ctl = None
         self.m = None
         self.boots = 0
-        self.polls = 0
         self.max_journal = 0
         for s in range(S.COUNT):
             self.set(s, 0)
@@ -127,32 +104,6 @@ class Soak:
         machine.sim_advance(500)
         self.start()
 
-    def set(self, sig, level):
-        machine.sim_set(self.gpio[sig], level ^ self.inv[sig])
-
-    def step(self, ms):
-        """Advance the clock by ms, then one pass of the app's tasks."""
-        machine.sim_advance(ms)
-        now = machine.sim_ticks_ms()
-        ctl = self.ctl
-        ctl.poll(now)
-        w = ctl.actuators(now)
-        ctl.read_reader(now)
-        ctl.hw.watchdog.feed(now)
-        self.polls += 1
-        return w
-
-    def settle(self):
-        """Inputs changed: one poll sees them, one `debounce` later accepts."""
-        self.step(1)
-        self.step(self.debounce)
-
-    def press(self, sig):
-        self.set(sig, 1)
-        self.settle()
-        self.set(sig, 0)
-        self.settle()
-
     def keys(self, sigs):
         """Press keys one after the other: each release goes with the next
         press (two polls per key)."""
@@ -169,36 +120,15 @@ class Soak:
         self.set(prev, 0)
         self.settle()
 
-    def dome(self, level):
-        self.set(COVER, level)
-        self.set(CLASP_L, level)
-        self.set(CLASP_R, level)
-        self.settle()
-
     def wait_open(self):
         """Step through the shake (pulses, then the round's timer)."""
         m = self.m
         n = 0
         while m.state == E.ST_SHAKING:
-            w = self.step_wait()
+            w = self.wait()
             n += 1
             if n > 200:
                 raise AssertionError("shake never ended (wait %d)" % w)
-
-    def step_wait(self):
-        ctl = self.ctl
-        now = machine.sim_ticks_ms()
-        w = MAX_STEP
-        sol = ctl.hw.solenoid
-        if sol is not None and sol.busy():
-            w = sol.update(now)
-        if ctl.timer_on:
-            d = time.ticks_diff(ctl.deadline, now)
-            if d < w:
-                w = d
-        if w < 1:
-            w = 1
-        return self.step(w)
 
     def trim_sim(self):
         """Empty the simulated machine's logs of SPI writes and latched lamp
@@ -457,7 +387,7 @@ def main():
     print("meters and recall    %s" % ("agree with the rounds played" if not status
                                        else "see above"))
     print("clock steps          %d polls, %.1f per round; simulated time %.1f h"
-          % (s.polls, s.polls / (done or 1),
+          % (s.steps, s.steps / (done or 1),
              time.ticks_diff(machine.sim_ticks_ms(), 1000) / 3600000))
     print("rounds/s             %.0f" % (done * 1000 / (ms or 1)))
     print("wall time            %.1f s" % (time.ticks_diff(time.ticks_ms(), _T0) / 1000))

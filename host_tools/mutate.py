@@ -123,9 +123,13 @@ EQUIVALENT = (
      "the generator is closed when dropped"),
     ("journal_store.py", "while newest > 0 and segs[newest][1] == 0:",
      "`>` -> `>=` in `newest > 0`", "newest -1 or 0: either ends the deletion loop"),
-    # Meters.load: element -1 of a 1-tuple is element 0.
-    ("sicbo/recall.py", 'struct.unpack_from("<H", payload, off)[0]', "0 -> -1",
-     "element -1 of a 1-tuple is element 0"),
+    # Meters.count: a J_METERS record (type 18) is past the counted types
+    # (_COUNTER_OF: 0..13) anyway; settle sorts the dice.
+    ("sicbo/meters.py", "self.checkpoints += 1\nreturn", "deleted: `return`",
+     "the next test returns for a type past _COUNTER_OF"),
+    ("sicbo/meters.py", "table.settle(dice[0], dice[1], dice[2])",
+     "arguments 1 and 2 swapped in `table.settle(dice[0], dice[1], dice[2])`",
+     "settle sorts the dice"),
     # RoundMachine._shake: the right clasp's bit is 2 when it is open; when it
     # is fastened the refusal is for the left one, whose bit 1 is set already.
     ("sicbo/round.py", "| (0 if self.clasp_r else 2))", "0 -> 1",

@@ -6,11 +6,12 @@ A 32-bit build allocates like the ESP32 (16-byte GC blocks, 4-byte pointers),
 so its heap figures and MemoryErrors are the board's; the 64-bit pip port's
 are not (../shared/docs/esp32-memory.md). What a stock ESP32 image has in
 flash is frozen here too, so that it costs no heap: asyncio, and sim/, the
-simulated `machine` (a board's is C), and bench/heap_worker.py, the rig that
-plays rounds in bench/board_heap.py (a board's table is wires, not heap: with
-the rig in the heap the bench would count about 5 KiB and 70 interned names
-that no board has). `--frozen` also freezes the firmware itself, through
-board_config/manifest.py, the production image's manifest.
+simulated `machine` (a board's is C), and bench/heap_worker.py with
+bench/tablerig.py, the rig that plays rounds in bench/board_heap.py (a
+board's table is wires, not heap: with the rig in the heap the bench would
+count about 5 KiB and 70 interned names that no board has). `--frozen` also
+freezes the firmware itself, through board_config/manifest.py, the
+production image's manifest.
 
 MICROPYTHON_SRC (or --src) names a MicroPython source tree or tarball
 (v1.28.0 checked: ../shared/vendor/micropython-1.28.0.tar.gz). Needs a C
@@ -38,9 +39,9 @@ PRODUCTION_MANIFEST = os.path.join(REPO, "board_config", "manifest.py")
 # found on sys.path ('.frozen'), takes its place.
 MAKE_FLAGS = ("MICROPY_FORCE_32BIT=1", "MICROPY_PY_FFI=0", "MICROPY_PY_BTREE=0",
               "MICROPY_PY_SSL=0", "LDFLAGS_EXTRA=-static", "BUILD=build32")
-_BUILDER_VERSION = "3"  # bump when this file changes what it builds
+_BUILDER_VERSION = "4"  # bump when this file changes what it builds
 # The bench's rig, frozen with its constants folded as the firmware's are.
-RIG = os.path.join(REPO, "bench", "heap_worker.py")
+RIG = tuple(os.path.join(REPO, "bench", name) for name in ("heap_worker.py", "tablerig.py"))
 RIG_DIR = os.path.join(BUILD_ROOT, "rig")
 
 
@@ -90,7 +91,7 @@ def _frozen_files(frozen):
         yield os.path.join(REPO, "host_tools", "constfold.py")
         for name in ("events.py", "signals.py"):
             yield os.path.join(REPO, "device", "sicbo", name)
-    yield RIG
+    yield from RIG
     for tree in ("sim",) + (("device",) if frozen else ()):
         for path in _tree_files(os.path.join(REPO, tree)):
             if path.endswith(".py"):
@@ -119,7 +120,9 @@ def _manifest_text(frozen):
     for name in sorted(os.listdir(sim)):
         if name.endswith(".py") and name not in SIM_NOT_FROZEN:
             lines.append("module(%r, base_path=%r)" % (name, sim))
-    lines.append("module('heap_worker.py', base_path=%r, opt=%d)" % (RIG_DIR, OPT_LEVEL))
+    for path in RIG:
+        lines.append("module(%r, base_path=%r, opt=%d)" % (os.path.basename(path), RIG_DIR,
+                                                           OPT_LEVEL))
     if frozen:
         lines.append("include(%r)" % PRODUCTION_MANIFEST)
     return "\n".join(lines) + "\n"
@@ -172,7 +175,8 @@ def _build(src, frozen, log, jobs):
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     tree = _unpack(src, os.path.join(work, "src"))
-    fold_file(RIG, os.path.join(RIG_DIR, "heap_worker.py"))
+    for path in RIG:
+        fold_file(path, os.path.join(RIG_DIR, os.path.basename(path)))
     manifest = os.path.join(work, "manifest.py")
     with open(manifest, "w") as f:
         f.write(_manifest_text(frozen))

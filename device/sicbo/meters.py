@@ -59,8 +59,8 @@ class Meters:
         if c == 255:
             return
         self.counts[c] += 1
-        if t == E.J_VOID:
-            self.void_reasons[(b[p] if p < end else 0) & 7] += 1
+        if t == E.J_VOID:  # its payload's length is checked (journal.check_payload)
+            self.void_reasons[b[p] & 7] += 1
         elif t == E.J_PAYOUT and dice is not None:
             table = self.table
             row = table.settle(dice[0], dice[1], dice[2])
@@ -104,28 +104,28 @@ class Meters:
         for c in range(n):
             struct.pack_into("<I", buf, off + 2 + 4 * c, self.wins[c])
 
-    def record(self, seq, rid, boot, now, wall, config_id=b"", config_wall=None):
+    def record(self, seq, rid, boot, now, wall, config_id, config_wall):
         """The meters as a sealed J_METERS record, in a buffer made once
         (valid until the next call), with the configuration in force: its id
-        and the last wall time known under it (journal.METERS_CONFIG)."""
+        (6 bytes) and the last wall time known under it, or None
+        (journal.METERS_CONFIG; the spare byte stays 0)."""
         buf = self._rec
         n = len(buf)
         journal.put_header(buf, 0, E.J_METERS, n, seq, rid, boot, now, wall)
         self._pack(buf, journal.HEADER)
         c = n - journal.CRC_LEN - journal.METERS_CONFIG
         for i in range(6):
-            buf[c + i] = config_id[i] if i < len(config_id) else 0
+            buf[c + i] = config_id[i]
         buf[c + 6] = 0 if config_wall is None else 1
-        buf[c + 7] = 0
         struct.pack_into("<I", buf, c + 8, config_wall or 0)
         journal.seal(buf, n)
         return buf
 
-    def load(self, b, p=0, end=-1):
-        """Take the counts of a J_METERS payload b[p:end] (end -1: len(b)).
+    def load(self, b, p=0, end=None):
+        """Take the counts of a J_METERS payload b[p:end] (end None: len(b)).
         False, nothing taken, for a payload too short or of another table
         (another number of channels)."""
-        if end < 0:
+        if end is None:
             end = len(b)
         off = p + 4 * _NCOUNT + 32
         if end < off + 2:

@@ -49,6 +49,15 @@ def test_every_counter_comes_back_from_its_own_place():
     assert p[64] == 20 and p[65] == 0 and p[66:70] == bytes((0x88, 0x13, 0, 0))
 
 
+def test_a_table_of_many_lamp_channels_comes_back_whole():
+    # The channel count is a u16: 300 channels (spares included) and more.
+    for n in (255, 256, 300):
+        m = _filled(n)
+        back = _meters(n)
+        assert back.load(m.payload()) and back.wins == m.wins, n
+        assert not _meters(n - 256 if n >= 256 else n + 256).load(m.payload())
+
+
 def test_a_checkpoint_of_another_table_or_cut_short_is_refused_whole():
     m = _filled(6)
     p = m.payload()
