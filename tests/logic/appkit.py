@@ -249,6 +249,28 @@ class Table:
             self.store.close()
 
 
+def no_watchdog_reset(ms=20000):
+    """Time passes with nobody feeding: no reset means no watchdog armed."""
+    before = len(machine.sim_resets())
+    machine.sim_advance(ms)
+    return len(machine.sim_resets()) == before
+
+
+def journal_records(folder):
+    """Every record of the journal segments in folder, oldest first."""
+    from sicbo import journal
+
+    out = []
+    for name in sorted(n for n in os.listdir(folder) if n.endswith(".log")):
+        with open(folder + "/" + name, "rb") as f:
+            out.extend(journal.records(f.read()))
+    return out
+
+
+def journal_types(folder):
+    return [r.type for r in journal_records(folder)]
+
+
 def reboot(t, **kw):
     """Power cut and restart on the same journal and files (the table keeps
     its state). The old controller is gone, as after a real power cut: `t`

@@ -4,34 +4,22 @@
 # check that fails closed without a clock, and fault containment at each
 # stage of the boot and in a running task (docs/design.md, Faults).
 import json
-import os
 
 import machine
-from appkit import BELL, SOLENOID, Table, fresh_folder, table_dict, write_files
+from appkit import (
+    BELL,
+    SOLENOID,
+    Table,
+    fresh_folder,
+    journal_types,
+    no_watchdog_reset,
+    table_dict,
+    write_files,
+)
 
 from sicbo import events as E
-from sicbo import journal
 
 EFFECTIVE = (2026, 11, 5)  # appkit's table: approval effective 2026-11-05
-
-
-def no_watchdog_reset(ms=20000):
-    """Time passes with nobody feeding: no reset means no watchdog armed."""
-    before = len(machine.sim_resets())
-    machine.sim_advance(ms)
-    return len(machine.sim_resets()) == before
-
-
-def records(folder):
-    out = []
-    for name in sorted(n for n in os.listdir(folder) if n.endswith(".log")):
-        with open(folder + "/" + name, "rb") as f:
-            out.extend(journal.records(f.read()))
-    return out
-
-
-def journal_types(folder):
-    return [r.type for r in records(folder)]
 
 
 def test_approval_effective_tomorrow_is_refused_before_the_watchdog():

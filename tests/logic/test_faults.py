@@ -4,26 +4,21 @@
 # outputs off, the fault lamps, a J_FAULT record and /fault.txt, a reset; three
 # failed boots leave the board out of service. (Split from test_boot.py: one
 # interpreter per file, at the board's heap.)
-import os
 
 import machine
 import shell
-from appkit import BELL, SOLENOID, Table, fresh_folder, write_files
+from appkit import (
+    BELL,
+    SOLENOID,
+    Table,
+    fresh_folder,
+    journal_records,
+    no_watchdog_reset,
+    write_files,
+)
 
 import app
 from sicbo import events as E
-from sicbo import journal
-
-
-def no_watchdog_reset(ms=20000):
-    """Time passes with nobody feeding: no reset means no watchdog armed."""
-    before = len(machine.sim_resets())
-    machine.sim_advance(ms)
-    return len(machine.sim_resets()) == before
-
-
-def journal_types(folder):
-    return [r.type for r in records(folder)]
 
 
 def start(folder, log):
@@ -59,14 +54,6 @@ def fault_boot(folder, journal_dir, log_fault=None):
     return log, machine.sim_resets()[resets:]
 
 
-def records(folder):
-    out = []
-    for name in sorted(n for n in os.listdir(folder) if n.endswith(".log")):
-        with open(folder + "/" + name, "rb") as f:
-            out.extend(journal.records(f.read()))
-    return out
-
-
 def test_journal_folder_unusable_is_a_contained_fault():
     folder = fresh_folder()
     write_files(folder)
@@ -85,7 +72,7 @@ def test_memory_error_while_resuming_is_journaled_and_resets():
     t.close()
     log, resets = fault_boot(t.folder, t.folder, MemoryError("memory allocation failed"))
     assert resets == [machine.HARD_RESET]
-    faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
+    faults = [r for r in journal_records(t.folder) if r.type == E.J_FAULT]
     assert len(faults) == 1 and faults[0].p(0) == E.F_RESUME and faults[0].p(1) == 1
     # Outputs off and the fault pattern on the lamps: every status lamp, no area.
     assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
@@ -163,7 +150,7 @@ def test_a_fault_while_building_the_adapters_is_contained():
     log, resets = fault_boot(t.folder, t.folder)
     assert resets == [machine.HARD_RESET], resets
     assert any("FAULT in stage %d" % E.F_HARDWARE in line for line in log), log
-    faults = [r for r in records(t.folder) if r.type == E.J_FAULT]
+    faults = [r for r in journal_records(t.folder) if r.type == E.J_FAULT]
     assert faults == []  # before the journal was replayed: /fault.txt only
     n, text = shell.failed_boots(t.folder + "/fault.txt")
     assert n == 1 and "stage %d" % E.F_HARDWARE in text, text

@@ -6,6 +6,7 @@
 # no allocation per poll.
 import machine
 import micropython
+from hwkit import drain, poll
 from machine import SPI, Pin
 
 from hw import inputs
@@ -55,20 +56,6 @@ def keys_switches(**kw):
     sw = Switches(pins, 20, 6, 500, invert=[1] * len(pins), ticks_ms=machine.sim_ticks_ms,
                   chain=c, **kw)
     return c, sw
-
-
-def poll(sw, ms, step=5):
-    for _ in range(ms // step):
-        sw.update()
-        machine.sim_advance(step)
-
-
-def drain(sw):
-    out = []
-    ev = [0, 0, 0, 0]
-    while sw.pop(ev):
-        out.append(tuple(ev))
-    return out
 
 
 def _raises(exc, fn, *a, **kw):

@@ -2,6 +2,7 @@
 # the debounce time, bounces and glitches swallowed, active-low keys, the
 # chatter fault and its recovery, IRQ-counted edges, the event ring.
 import machine
+from hwkit import drain, poll
 from machine import Pin
 
 from hw.switches import EDGE, FAULT, RECOVER, Switches
@@ -18,20 +19,6 @@ def make(debounce_ms=20, chatter_limit=6, chatter_window_ms=500, **kw):
     pins = [Pin(COVER, Pin.IN), Pin(KEY, Pin.IN, Pin.PULL_UP), Pin(CLASP, Pin.IN)]
     return Switches(pins, debounce_ms, chatter_limit, chatter_window_ms,
                     invert=(False, True, False), ticks_ms=machine.sim_ticks_ms, **kw)
-
-
-def poll(sw, ms, step=5):
-    for _ in range(ms // step):
-        sw.update()
-        machine.sim_advance(step)
-
-
-def drain(sw):
-    out = []
-    ev = [0, 0, 0, 0]
-    while sw.pop(ev):
-        out.append(tuple(ev))
-    return out
 
 
 def test_initial_levels_and_no_events():
