@@ -219,7 +219,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     m = RoundMachine(cfg, table, pulses=t["pulse_count"], pulse_on_ms=t["pulse_on_ms"],
                      pulse_off_ms=t["pulse_off_ms"], shaker_ms=t["electric_run_ms"],
                      bell_ms=t["bell_ms"])
-    m.meters = Meters(table)  # its checkpoint buffer: a large block, made first
+    m.meters = Meters(table.channels, table)  # its checkpoint buffer: a large block, made first
     reader = None
     if board.reader is not None:
         from sicbo.dicereader import DiceReader

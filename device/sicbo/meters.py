@@ -30,9 +30,12 @@ _COUNTER_OF = b"\xff\xff\x00\xff\xff\xff\xff\x05\x02\x01\x03\x04\x06\x07"
 
 
 class Meters:
-    def __init__(self, table):
-        self.table = table  # the SettlementTable: which channels a result lights
-        channels = table.channels
+    """Meters(channels, table): the counts of a table of `channels` lamp
+    channels; `table`, its SettlementTable, says which channels a paid
+    result lights (None: wins are not counted, for a checkpoint read alone)."""
+
+    def __init__(self, channels, table=None):
+        self.table = table
         self.counts = [0] * _NCOUNT
         self.void_reasons = [0] * 8
         self.wins = [0] * channels  # per lamp channel (status channels stay 0)
@@ -61,7 +64,7 @@ class Meters:
         self.counts[c] += 1
         if t == E.J_VOID:  # its payload's length is checked (journal.check_payload)
             self.void_reasons[b[p] & 7] += 1
-        elif t == E.J_PAYOUT and dice is not None:
+        elif t == E.J_PAYOUT and dice is not None and self.table is not None:
             table = self.table
             row = table.settle(dice[0], dice[1], dice[2])
             n = len(row)

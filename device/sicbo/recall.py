@@ -55,7 +55,7 @@ class Recall:
         self.table = table
         self.keep = keep
         self.rounds = []  # RoundInfo, oldest first, at most keep
-        self.meters = Meters(table)
+        self.meters = Meters(table.channels, table)
         # The journal's order as the round machine sees it (its checks).
         self.order = RoundState()
         self.damaged = 0

@@ -238,13 +238,6 @@ def fields(rec, table=None):
     return {}
 
 
-class _Channels:
-    """A table of n lamp channels, as far as Meters reads one."""
-
-    def __init__(self, n):
-        self.channels = n
-
-
 def _meters(payload, table):
     from sicbo.meters import Meters
 
@@ -252,7 +245,7 @@ def _meters(payload, table):
     if len(payload) < off + 2:
         return None
     n = struct.unpack_from("<H", payload, off)[0]
-    m = Meters(_Channels(n))
+    m = Meters(n)
     if not m.load(payload):
         return None
     same = table is not None and n == table.channels

@@ -120,7 +120,7 @@ def test_meters_checkpoint_and_correction_fields(tmp_path, capsys):
     from sicbo.config import parse_table
 
     st = settle.SettlementTable(parse_table(td()))
-    m = meters.Meters(st)
+    m = meters.Meters(st.channels)
     m.counts[0] = 7  # rounds
     m.wins[4] = 3
     data = (journal.encode(E.J_METERS, 1, 7, 1, 5, 0, m.payload())

@@ -45,7 +45,7 @@ class RoundProperties(RuleBasedStateMachine):
     def _boot(self):
         """Power on (again): replay the journal into a new machine."""
         m = RoundMachine(self.cfg)
-        m.meters = Meters(m.table)  # as the board boots: the machine counts
+        m.meters = Meters(m.table.channels, m.table)  # as the board boots: the machine counts
         data = bytes(self.rig.journal)
         # As the store gives it: pieces ending on record boundaries.
         cut = journal.records(data)[len(journal.records(data)) // 2].offset if data else 0
@@ -147,7 +147,7 @@ class RoundProperties(RuleBasedStateMachine):
         data = bytes(self.rig.journal)
         m = self.rig.m
         rp = RoundMachine(self.cfg, table=m.table)
-        rp.meters = Meters(m.table)
+        rp.meters = Meters(m.table.channels, m.table)
         rp.feed(data)
         assert snapshot(rp) == snapshot(m)  # live play == replay
         assert rp.damaged == 0 and rp.pending == 0

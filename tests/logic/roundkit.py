@@ -151,6 +151,18 @@ def replay_of(data, cfg=None, table=None):
     return m
 
 
+def booted(r, cover=1, clasp_l=1, clasp_r=1, supervisor=0, cause=0, cfg=None):
+    """A Rig on a new machine (a power-on) that replayed r's journal and
+    resumed with these sensor levels and reset cause; its journal goes on
+    from r's."""
+    m = replay_of(bytes(r.journal), cfg if cfg is not None else r.cfg, r.m.table)
+    b = Rig(m.cfg, machine=m)
+    b.journal = bytearray(r.journal)
+    b.now = r.now + 1000
+    b._drain(m.resume(b.now, 780000000, cover, clasp_l, clasp_r, supervisor, cause))
+    return b
+
+
 def snapshot(m):
     """Everything the journal decides about the round (not the dealer's
     unfinished key entry, not the sensor levels)."""

@@ -18,6 +18,7 @@ from appkit import (
 )
 
 from sicbo import events as E
+from sicbo import journal
 
 EFFECTIVE = (2026, 11, 5)  # appkit's table: approval effective 2026-11-05
 
@@ -56,21 +57,38 @@ def test_no_clock_and_changed_files_is_refused():
     t = Table()
     t.play(1, 2, 3)
     t.close()
+    boots = journal_types(t.folder).count(E.J_BOOT)
     t2 = Table(folder=t.folder, rtc=None, table=table_dict(name="test table, new odds"),
                expect_refusal=True)
     assert any("RTC not set" in line for line in t2.log)
-    assert E.J_CONFIG in journal_types(t.folder)
+    # Refused before the journal: no boot of the new files was journaled.
+    assert journal_types(t.folder).count(E.J_BOOT) == boots
 
 
 def test_no_clock_and_a_journal_approved_before_the_effective_date_is_refused():
-    # Journaled with a clock before the effective date cannot have happened
-    # through this firmware; a journal claiming it proves nothing.
-    t = Table(rtc=(2026, 11, 5, 3, 0, 0, 0, 0))
-    t.close()
+    # These very files in the journal (their J_CONFIG), but at a time before
+    # their approval's effective date: not through this firmware (a boot with
+    # the clock set refuses then), so it proves nothing. The same journal
+    # dated on the effective day runs the table.
+    import appboot
+    from sicbo import dates
+
     early = table_dict(approval={"reference": "T2", "applied": "2026-11-02",
                                  "effective": "2026-11-12"})
-    t2 = Table(folder=t.folder, rtc=None, table=early, expect_refusal=True)
-    assert any("RTC not set" in line for line in t2.log)
+    for day, runs in ((11, False), (12, True)):
+        folder = fresh_folder()
+        write_files(folder, table=early)
+        config_id = appboot.file_digest(folder + "/board.json", folder + "/table.json")
+        wall = (dates.days_from_civil(2026, 11, day) - dates.DAY_2000) * 86400 + 3600
+        with open(folder + "/j00000001.log", "wb") as f:
+            f.write(journal.encode(E.J_CONFIG, 1, 0, 1, 1000, wall, config_id + bytes(2)))
+        t = Table(folder=folder, rtc=None, table=early, expect_refusal=not runs)
+        if runs:
+            assert t.m.seq > 1 and bytes(t.m.config_id) == config_id
+            t.close()
+        else:
+            assert any("RTC not set" in line and "approval T2" in line for line in t.log), t.log
+            assert no_watchdog_reset()
 
 
 def test_bad_table_file_is_refused_with_one_line_and_nothing_driven():

@@ -1,30 +1,21 @@
 # The boot API of the round machine (what the shell calls at start-up):
 # feed() of every journal segment, resume() with the sensors as they are and
 # the board's reset cause, set_config() with the files' identity.
-from roundkit import Rig, make_cfg, replay_of
+from roundkit import Rig, booted, make_cfg, replay_of
 from sicbo import events as E
 from sicbo import journal
 from sicbo.round import RoundMachine
 
 
-def _booted(r, cover=1, clasp_l=1, clasp_r=1, supervisor=0, cause=0, cfg=None):
-    m = replay_of(bytes(r.journal), cfg if cfg is not None else r.cfg, r.m.table)
-    b = Rig(m.cfg, machine=m)
-    b.journal = bytearray(r.journal)
-    b.now = r.now + 1000
-    b._drain(m.resume(b.now, 780000000, cover, clasp_l, clasp_r, supervisor, cause))
-    return b
-
-
 def test_resume_writes_j_boot_with_the_reset_cause_and_the_next_boot_count():
     r = Rig()
     r.round(1, 2, 3)
-    b = _booted(r, cause=5)
+    b = booted(r, cause=5)
     assert b.types() == [E.J_BOOT] and b.recs[0].p(0) == 5 and b.recs[0].boot == 1
     assert b.recs[0].seq == r.m.seq + 1 and b.recs[0].round == 1 and b.recs[0].wall == 780000000
     assert b.shown() == [E.M_RESUMED] and b.last[-1] == (E.C_SHOW, E.M_RESUMED, E.ST_IDLE, 0)
     assert b.has(E.C_LAMPS)
-    b2 = _booted(b)
+    b2 = booted(b)
     assert b2.recs[0].boot == 2 and b2.recs[0].p(0) == 0 and b2.m.boot == 2
 
 
@@ -33,7 +24,7 @@ def test_resume_of_an_open_round_names_the_open_clasp():
     for left, right, detail in ((0, 1, 1), (1, 0, 2), (0, 0, 3)):
         r = Rig(cfg)
         r.to_open()
-        b = _booted(r, clasp_l=left, clasp_r=right)
+        b = booted(r, clasp_l=left, clasp_r=right)
         assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID]
         assert b.recs[1].p(0) == E.R_TAMPER_CLASP and b.recs[1].p(1) == detail, detail
         assert b.m.state == E.ST_IDLE and b.m.alarm
@@ -42,7 +33,7 @@ def test_resume_of_an_open_round_names_the_open_clasp():
 def test_resume_of_an_open_round_with_everything_fastened_keeps_it_open():
     r = Rig(make_cfg(resume_policy="keep_open"))
     r.to_open()
-    b = _booted(r)
+    b = booted(r)
     assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_OPEN
     assert b.recs[1].p(0) == E.ST_OPEN and b.recs[1].p(1) == E.ST_OPEN
     assert b.lamp("PLACE_BETS") and (E.C_SHOW, E.M_RESUMED, E.ST_OPEN, 0) in b.last
@@ -51,7 +42,7 @@ def test_resume_of_an_open_round_with_everything_fastened_keeps_it_open():
 def test_set_config_journals_a_change_of_files_only():
     r = Rig()
     r.round(1, 2, 3)
-    b = _booted(r)
+    b = booted(r)
     m = b.m
     assert bytes(m.config_id) == bytes(6) and m.config_wall == 780000000  # the J_BOOT's
     b.now += 10
@@ -88,8 +79,8 @@ def test_resume_after_the_bell_with_the_cover_lifted_is_result_entry():
     r = Rig()
     r.to_open()
     r.ev(E.EV_BELL)
-    b = _booted(r, cover=0)
+    b = booted(r, cover=0)
     assert b.types() == [E.J_BOOT, E.J_COVER_OFF] and b.m.state == E.ST_RESULT
     assert b.shown() == [E.M_ENTER_DICE]
-    b = _booted(r, cover=1)
+    b = booted(r, cover=1)
     assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_CLOSED

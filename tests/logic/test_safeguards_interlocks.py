@@ -3,34 +3,25 @@
 # refusals and tamper records name the side that is open, a held round keeps
 # the reader's dice across a power cut, and every status lamp lights on any
 # channel, the first one included.
-from roundkit import AREAS, Rig, make_cfg, replay_of
+from roundkit import AREAS, Rig, booted, make_cfg, replay_of
 from sicbo import events as E
 from sicbo.settle import channel_on
-
-
-def _booted(r, cover=1, clasp_l=1, clasp_r=1, supervisor=0, cfg=None):
-    m = replay_of(bytes(r.journal), cfg if cfg is not None else r.cfg, r.m.table)
-    b = Rig(m.cfg, machine=m)
-    b.journal = bytearray(r.journal)
-    b.now = r.now + 1000
-    b._drain(m.resume(b.now, 780000000, cover, clasp_l, clasp_r, supervisor, 0))
-    return b
 
 
 def test_resume_takes_every_level_it_is_given():
     r = Rig()
     r.round(1, 2, 3)
-    b = _booted(r)
+    b = booted(r)
     assert (b.m.cover, b.m.clasp_l, b.m.clasp_r, b.m.supervisor) == (1, 1, 1, 0)
     b.ev(E.EV_SHAKE)  # no event needed: the dome is ready as it is
     assert b.types() == [E.J_ROUND] and b.m.state == E.ST_SHAKING
-    b = _booted(r, supervisor=1)
+    b = booted(r, supervisor=1)
     assert b.m.supervisor == 1
     for cover, left, right, msg, detail in ((0, 1, 1, E.R_COVER_NOT_ON, 0),
                                             (1, 0, 1, E.R_CLASP_OPEN, 1),
                                             (1, 1, 0, E.R_CLASP_OPEN, 2),
                                             (1, 0, 0, E.R_CLASP_OPEN, 3)):
-        b = _booted(r, cover, left, right)
+        b = booted(r, cover, left, right)
         assert (b.m.cover, b.m.clasp_l, b.m.clasp_r) == (cover, left, right)
         b.ev(E.EV_SHAKE)
         assert b.types() == [E.J_REFUSED], (cover, left, right)
@@ -76,26 +67,15 @@ def test_resume_of_an_open_round_with_one_clasp_open_is_tamper():
     for left, right, detail in ((1, 0, 2), (0, 1, 1)):
         r = Rig(cfg)
         r.to_open()
-        b = _booted(r, 1, left, right)
+        b = booted(r, 1, left, right)
         assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID], (left, right)
         assert b.recs[1].p(0) == E.R_TAMPER_CLASP and b.recs[1].p(1) == detail
         assert b.m.state == E.ST_IDLE
     r = Rig(cfg)
     r.to_open()
-    b = _booted(r, 0, 1, 1)
+    b = booted(r, 0, 1, 1)
     assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID]
     assert b.recs[1].p(0) == E.R_TAMPER_COVER and b.recs[1].p(1) == 0
-
-
-def test_resume_after_the_bell_with_the_cover_on_waits():
-    r = Rig()
-    r.to_open()
-    r.ev(E.EV_BELL)
-    b = _booted(r, cover=1)
-    assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_CLOSED
-    b = _booted(r, cover=0)
-    assert b.types() == [E.J_BOOT, E.J_COVER_OFF] and b.m.state == E.ST_RESULT
-    assert b.has(E.C_LAMPS) and (E.C_SHOW, E.M_ENTER_DICE, 0, 0) in b.last
 
 
 def _held():
@@ -110,12 +90,12 @@ def _held():
 def test_a_power_cut_in_hold_keeps_both_results():
     r = _held()
     assert bytes(r.m.reader) == b"\x01\x02\x05" and bytes(r.m.hold) == b"\x01\x02\x03"
-    for m in (replay_of(bytes(r.journal), r.cfg, r.m.table), _booted(r).m):
+    for m in (replay_of(bytes(r.journal), r.cfg, r.m.table), booted(r).m):
         assert m.state == E.ST_HOLD and m.has_reader and not m.has_result
         assert bytes(m.reader) == b"\x01\x02\x05"
         assert bytes(m.hold) == b"\x01\x02\x03"
     # The reader has spoken for this round: a second reading is not taken.
-    b = _booted(r)
+    b = booted(r)
     b.ev(E.EV_SUPERVISOR_ON)
     b.enter(1, 2, 5)
     assert b.types() == [E.J_RESULT] and b.m.state == E.ST_PAYING
@@ -128,7 +108,7 @@ def test_a_hold_after_the_result_survives_a_power_cut():
     r.enter(2, 2, 6)
     r.reader(2, 3, 6)
     assert r.types() == [E.J_READER, E.J_HOLD] and r.m.state == E.ST_HOLD
-    b = _booted(r)
+    b = booted(r)
     m = b.m
     assert m.state == E.ST_HOLD and m.has_result and m.has_reader
     assert bytes(m.dice) == b"\x02\x02\x06" and bytes(m.reader) == b"\x02\x03\x06"
@@ -164,16 +144,6 @@ def test_every_status_lamp_lights_on_channel_0():
     assert channel_on(r.m.frame, 0)
     r.ev(E.EV_BELL)
     assert not channel_on(r.m.frame, 0)
-
-
-def test_no_status_lamp_when_the_table_has_none():
-    cfg = make_cfg()
-    cfg.lamp_order = tuple(AREAS)
-    r = Rig(cfg)
-    assert r.m.ch_void == -1 and r.m.ch_place == -1
-    r.void_round(1)
-    r.round(1, 2, 3)
-    assert r.m.state == E.ST_IDLE
 
 
 def test_a_new_machine_has_no_commands_and_no_records():

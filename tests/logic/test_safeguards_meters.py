@@ -10,19 +10,8 @@ from sicbo.recall import Recall
 from sicbo.roundstate import RoundState
 
 
-class _Table:
-    """What Meters needs of a SettlementTable to keep and restore counts."""
-
-    def __init__(self, channels):
-        self.channels = channels
-
-
-def _meters(channels):
-    return Meters(_Table(channels))
-
-
 def _filled(channels):
-    m = _meters(channels)
+    m = Meters(channels)
     for i in range(8):
         m.counts[i] = 0x01010101 * (i + 1)
         m.void_reasons[i] = 0x10203040 + 7 * i
@@ -33,7 +22,7 @@ def _filled(channels):
 
 def test_every_counter_comes_back_from_its_own_place():
     m = _filled(20)
-    back = _meters(20)
+    back = Meters(20)
     assert back.load(m.payload())
     assert back.counts == m.counts and back.void_reasons == m.void_reasons
     assert back.wins == m.wins
@@ -53,19 +42,19 @@ def test_a_table_of_many_lamp_channels_comes_back_whole():
     # The channel count is a u16: 300 channels (spares included) and more.
     for n in (255, 256, 300):
         m = _filled(n)
-        back = _meters(n)
+        back = Meters(n)
         assert back.load(m.payload()) and back.wins == m.wins, n
-        assert not _meters(n - 256 if n >= 256 else n + 256).load(m.payload())
+        assert not Meters(n - 256 if n >= 256 else n + 256).load(m.payload())
 
 
 def test_a_checkpoint_of_another_table_or_cut_short_is_refused_whole():
     m = _filled(6)
     p = m.payload()
     for other in (5, 7):
-        x = _meters(other)
+        x = Meters(other)
         assert not x.load(p)
         assert x.counts == [0] * 8 and x.void_reasons == [0] * 8 and x.wins == [0] * other
-    x = _meters(6)
+    x = Meters(6)
     assert not x.load(p[:-1]) and x.counts == [0] * 8
     assert not x.load(p[:65]) and not x.load(b"")
     assert x.load(p[:66 + 4 * 6]) and x.counts == m.counts
@@ -107,7 +96,7 @@ def test_the_checkpoint_record_carries_the_meters_and_the_configuration():
 def test_a_checkpoint_without_a_known_time_says_so():
     r = Rig()
     r.round(1, 2, 3)
-    r.m.meters = Meters(r.m.table)
+    r.m.meters = Meters(r.m.table.channels, r.m.table)
     rec = bytes(checkpoint(r.m, r.now, None))
     tail = journal.records(rec)[0].payload[-journal.METERS_CONFIG:]
     assert tail[6] == 0 and tail[8:12] == bytes(4)
@@ -159,7 +148,7 @@ def test_a_checkpoint_written_without_the_clock_keeps_the_last_known_time():
     r = Rig(wall=820000000)
     r.round(1, 2, 3)
     r.m.config_id[:] = b"CONFIG"
-    r.m.meters = Meters(r.m.table)
+    r.m.meters = Meters(r.m.table.channels, r.m.table)
     rec = bytes(checkpoint(r.m, r.now, None))
     assert journal.records(rec)[0].wall is None
     rs = RoundState()
@@ -168,10 +157,10 @@ def test_a_checkpoint_written_without_the_clock_keeps_the_last_known_time():
 
 
 def test_a_table_without_win_lamps_restores_its_counters():
-    m = _meters(0)
+    m = Meters(0)
     m.counts[0] = 9
     p = m.payload()
     assert len(p) == 66
-    back = _meters(0)
+    back = Meters(0)
     assert back.load(p) and back.counts[0] == 9
     assert not back.load(p[:65])
