@@ -178,7 +178,7 @@ def test_cli_redeploy_without_change(vb, device):
     assert "nothing copied, no reset" in last
     assert vb.hard_resets == before[0]
     assert wait_starts(vb, before[1] + 1) == before[1] + 1
-    assert seconds < 5  # the goal, 0.6 s, is measured by bench/bench_deploy.py
+    assert seconds < 30  # a hang, not a figure: the 0.6 s goal is bench/bench_deploy.py's
     assert_consistent(vb)
 
 
@@ -404,7 +404,6 @@ def test_code_hash_definition(tmp_path):
     assert dp.code_hash(str(d)) == h.hexdigest()
     (d / "pkg" / "b.py").rename(d / "pkg" / "b2.py")
     assert dp.code_hash(str(d)) != h.hexdigest()
-    assert dp.code_hash(DEVICE) == dp.code_hash(DEVICE)
 
 
 def test_board_side_code_comes_from_the_agent_file(tmp_path):

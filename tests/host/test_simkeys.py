@@ -60,6 +60,8 @@ def test_wire_attaches_the_chain_and_drives_the_keys(tmp_path):
             if kind == b"K":
                 assert bytes(pl) == bytes((21, 3, 0))  # pressed: to GND
                 break
+        else:
+            raise AssertionError("no K frame after the press")
         s.close()
 
 
