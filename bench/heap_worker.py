@@ -161,7 +161,7 @@ def play(rig, rng):
 
 
 def meters(ctl):
-    mt = ctl.meters
+    mt = ctl.m.meters
     print("@meters", mt.get("rounds"), mt.get("paid"), mt.get("voids"))
 
 

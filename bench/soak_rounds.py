@@ -177,7 +177,7 @@ class Expect:
 
 
 def check_meters(s, x, where):
-    mt = s.ctl.meters
+    mt = s.ctl.m.meters
     got = (mt.get("rounds"), mt.get("paid"), mt.get("voids"), mt.get("refusals"))
     want = (x.rounds, x.paid, x.voids, x.refusals)
     if got != want:
@@ -330,7 +330,7 @@ def main():
                 s.power_cut()
                 if s.m.state != E.ST_IDLE:
                     raise AssertionError("state %d after the reset" % s.m.state)  # noqa: B904
-                x.rounds = s.ctl.meters.get("rounds")
+                x.rounds = s.ctl.m.meters.get("rounds")
             done = i
             s.trim_sim()  # every round: the logs would fragment the heap
             if i % 64 == 0:
@@ -355,7 +355,7 @@ def main():
     s.trim_sim()
     heap_last = heap()
     jb = s.journal_bytes()
-    mt = s.ctl.meters
+    mt = s.ctl.m.meters
     store = s.ctl.store
     segs = len(store.segments())
     store.close()

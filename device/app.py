@@ -3,7 +3,7 @@
 #
 #   shell.start()      main.py's entry: appboot.open_table (files, journal
 #                      replay, hardware, resume), then run() here
-#   Controller         replay, poll (one pass of inputs, timers, reader),
+#   Controller         poll (one pass of inputs, timers, reader),
 #                      actuators; no asyncio inside, so tests drive it with
 #                      the simulated machine and clock
 #   run()              the asyncio tasks, the watchdog, fault containment
@@ -74,7 +74,6 @@ class Controller:
         self.reader = reader  # a sicbo.dicereader.DiceReader when hw.uart is one
         self._rx = bytearray(64)
         self._ev = [0, 0, 0, 0]
-        self.shown = [E.M_NONE, 0]  # the dealer's message (M_*/R_*) and its detail
         self.timer_on = False
         self.deadline = 0
         self.forced_offs = 0  # solenoid hard-offs seen (each raised as a fault)
@@ -82,10 +81,6 @@ class Controller:
         self._now = 0
         self.late_told = False  # a late task has been journaled (watch)
         self.fault_file = None  # where failed boots are counted (appboot: the Boot's)
-
-    @property
-    def meters(self):
-        return self.m.meters
 
     def checkpoint(self):
         # The machine counted the records being written as it made them.
@@ -140,10 +135,6 @@ class Controller:
                 self.deadline = time.ticks_add(now, cm[k + 1])
             elif code == E.C_TIMER_CANCEL:
                 self.timer_on = False
-            elif code == E.C_SHOW:
-                sh = self.shown
-                sh[0] = cm[k + 1]
-                sh[1] = cm[k + 2]
         if self.log is not None:
             # After acting, compact: "J <record in hex>" per record and
             # "D <message> <detail>" per dealer message. The texts stay off
@@ -240,28 +231,9 @@ class Controller:
             return False
         late = wd.stalled(now)
         if late >= 0 and not self.late_told:
-
             self.late_told = True
             _fault(self, E.F_WATCHDOG, RuntimeError("task %s late" % wd.name(late)), late)
         return wd.feed(now)
-
-    # ---- what diag and the host ask -----------------------------------------
-
-    def status(self):
-        """The round as numbers (state ST_*, message M_*/R_* and its detail):
-        for the REPL; sicbo.texts names them."""
-        m = self.m
-        return {
-            "state": m.state,
-            "round": m.round,
-            "boot": m.boot,
-            "seq": m.seq,
-            "alarm": m.alarm,
-            "violation": m.violation,
-            "faults": m.faults,
-            "message": tuple(self.shown),
-            "dice": list(m.dice) if m.has_result else None,
-        }
 
 
 controller = None  # type: Controller | None  # the running one, for the REPL
@@ -294,26 +266,12 @@ async def _main(ctl):
 
     wd = ctl.hw.watchdog
     start = time.ticks_ms()
-    if wd is not None:
-        for name in TASKS:
-            wd.register(name, TASK_DEADLINE_MS, start)
-
-    def on_exception(_loop, context):
-        # Second line: a task that died outside every() (there is none today).
-        e = context.get("exception")
-        if isinstance(e, (SystemExit, KeyboardInterrupt)):
-            return  # a reset (or a technician's Ctrl-C) is under way already
-        try:
-            _fault(ctl, E.F_TASK, e if e is not None else RuntimeError("task"), 255)
-        finally:
-            machine.reset()
-
-    asyncio.get_event_loop().set_exception_handler(on_exception)
 
     async def every(step, task, period_ms):
         # One task of the app: a pass, the watchdog told, then sleep (less
         # when the pass asks to be called sooner, as the solenoid train does).
         # A pass that raises: the task is named in the journal, then a reset.
+        # (Every task is one of these: nothing else can die unseen.)
         try:
             while True:
                 now = time.ticks_ms()
@@ -328,9 +286,13 @@ async def _main(ctl):
             finally:
                 machine.reset()
 
-    asyncio.create_task(every(ctl.poll, 0, POLL_MS))
-    asyncio.create_task(every(ctl.actuators, 1, POLL_MS))
-    asyncio.create_task(every(ctl.read_reader, 2, READER_MS))
+    passes = (ctl.poll, ctl.actuators, ctl.read_reader)  # in TASKS' order
+    periods = (POLL_MS, POLL_MS, READER_MS)
+    for i in range(len(TASKS)):
+        # Each task's id is the watchdog's for it (all registered before the
+        # first feed, in watch() below).
+        task = wd.register(TASKS[i], TASK_DEADLINE_MS, start) if wd is not None else i
+        asyncio.create_task(every(passes[i], task, periods[i]))
     stable = False
     while True:
         now = time.ticks_ms()

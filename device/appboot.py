@@ -88,7 +88,7 @@ def load(board_path=shell.BOARD_FILE, table_path=shell.TABLE_FILE):
 
 
 def out_of_service(n, text, board_path, table_path, boot, log=print):
-    """The board's state after shell.MAX_FAILED_BOOTS failed boots: outputs
+    """The board's state after E.MAX_FAILED_BOOTS failed boots: outputs
     off, the fault pattern on the lamps if the files still allow it, two
     lines saying what failed and how to clear it; no watchdog."""
     log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off."
@@ -123,11 +123,6 @@ def file_digest(*paths):
                     break
                 h.update(mv[:n])
     return h.digest()[:6]
-
-
-def recovery_requested(board):
-    """The dealer's confirm key held at power-on: do not start the app."""
-    return inputs.confirm_held(board)
 
 
 def approval_refusal(cfg, wall, m, config_id):
@@ -201,7 +196,7 @@ def open_table(boot, board_path, table_path, journal_dir, cause=0, rtc=None,
     boot.table = table
     for w in board.warnings:
         say("sicbo: board warning: " + w)
-    if recovery_requested(board):
+    if inputs.confirm_held(board):  # the dealer's confirm key held at power-on
         say("sicbo: recovery mode (confirm key held at power-on): app not started")
         return None
     # The journal's buffer, all the running table's code and its objects,

@@ -19,8 +19,7 @@ from sicbo import events as E
 from sicbo import signals as S
 
 # Everything else is imported where a command needs it: diag must fit beside
-# the simulated machine on the virtual board, and the files are parsed first,
-# with the least loaded.
+# the simulated machine on the virtual board.
 
 _ctx = None
 
@@ -129,28 +128,37 @@ def help():
 
 
 def _manifest():
-    try:
-        import json
+    import appboot
 
-        with open("/manifest.json") as f:
-            return json.load(f)
+    try:
+        return appboot.read_json("/manifest.json")
     except (OSError, ValueError):
         return None
 
 
-def _code():
-    """How the firmware's code is installed, and its hash."""
+def _code(man):
+    """How the firmware's code is installed (man: the deploy manifest, or
+    None), and its hash."""
     try:
         import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
 
         return "frozen firmware, code sha256 %s" % frozen_id.CODE_SHA256[:16]
     except ImportError:
-        man = _manifest()
         h = man.get("code_sha256") if man is not None else None
         return "deployed files, code sha256 %s" % (h[:16] if h else "unknown")
 
 
+# Start-up stages (sicbo.events F_*), as /fault.txt numbers them.
 _STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
+
+
+def _fault_text(text):
+    # "stage 3: OSError ..." -> "stage 3 (hardware): OSError ..."
+    if text.startswith("stage "):
+        n = text[6:text.find(":")] if ":" in text else ""
+        if n.isdigit() and int(n) < len(_STAGES):
+            return "stage %s (%s)%s" % (n, _STAGES[int(n)], text[6 + len(n):])
+    return text
 
 
 def clear_fault():
@@ -167,7 +175,7 @@ def status():
     if n:
         print("FAULT     %d failed boot%s in a row%s; last: %s" % (
             n, "" if n == 1 else "s",
-            " - OUT OF SERVICE" if n >= E.MAX_FAILED_BOOTS else "", text))
+            " - OUT OF SERVICE" if n >= E.MAX_FAILED_BOOTS else "", _fault_text(text)))
         print("          mend the cause (journal, files), then diag.clear_fault(); "
               "machine.reset()")
     c = _c()
@@ -193,7 +201,7 @@ def status():
         _word(sw.level(S.CLASP_RIGHT), "fastened", "open"),
         _word(sw.level(S.SUPERVISOR), "on", "off")))
     man = _manifest()
-    print("code      " + _code())
+    print("code      " + _code(man))
     if man is not None:
         files = man.get("files", {})
         print("firmware  %s  revision %s" % (man.get("firmware", "?"), man.get("revision", "?")))

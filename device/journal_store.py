@@ -12,14 +12,14 @@
 # power cut stays at the end of its segment; only rotation deletes, so boots
 # and resets never push history out.
 #
-# Only open/read/write/flush and os.listdir/stat/remove/mkdir: the same code
+# Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir: the same code
 # runs on the unix port and on the ESP32's littlefs.
 
 import os
 
 from micropython import const
 
-from sicbo.journal import MAX_LEN, valid_at
+from sicbo.journal import MAX_LEN, u32, valid_at
 
 _WINDOW = const(2048)  # the read window: two records of the largest size
 _PREFIX = "j"
@@ -48,8 +48,7 @@ def _boundary(buf, have, eof):
         n = valid_at(buf, off, have)
         if n:
             if not first:
-                first = buf[off + 4] | (buf[off + 5] << 8) | (buf[off + 6] << 16) | (
-                    buf[off + 7] << 24)
+                first = u32(buf, off + 4)
             off += n
         elif not eof and have - off < MAX_LEN:
             break  # possibly a record that continues past the window
@@ -145,7 +144,7 @@ class JournalStore:
 
     def boot(self, feed, buf=None):
         """Give every segment's bytes, oldest first, to feed(memoryview) (the
-        round machine and recall), then open a new segment for this boot's
+        round machine, its meters with it), then open a new segment for this boot's
         records. buf: the read buffer (read_buffer()), allocated early."""
         for piece in self.read_all(buf):
             feed(piece)
@@ -173,7 +172,7 @@ class JournalStore:
         f.flush()
         seg = self.segs[-1]
         if seg[1] <= 0 and len(data) >= 8:
-            seg[1] = data[4] | (data[5] << 8) | (data[6] << 16) | (data[7] << 24)
+            seg[1] = u32(data, 4)
         self.size += len(data)
         self.bytes_written += len(data)
 

@@ -75,7 +75,6 @@ class WallClock:
         return self._base + time.ticks_diff(now, self._base_ticks) // 1000
 
 
-
 def unload_boot(names=BOOT_MODULES):
     """Forget start-up modules, so that the garbage collector takes their
     code (nothing that runs the table refers to them). MicroPython only: on
@@ -143,14 +142,14 @@ def clear_failed_boots(path=FAULT_FILE):
 
 
 def fault_kind(e):
-    """F_KIND_* of sicbo.events for an exception (no allocation)."""
+    """K_* of sicbo.events for an exception (no allocation)."""
     if isinstance(e, MemoryError):
-        return 1
+        return E.K_MEMORY
     if isinstance(e, OSError):
-        return 2
+        return E.K_OS
     if isinstance(e, ValueError):
-        return 3
-    return 4
+        return E.K_VALUE
+    return E.K_OTHER
 
 
 def record_fault(boot, e, stage, detail=0):

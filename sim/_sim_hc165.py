@@ -50,8 +50,10 @@ class _Chain:
     def clock(self):
         if _lvl[self.load]:
             reg = self.reg
-            reg[0:-1] = reg[1:]
-            reg[-1] = self.ds
+            n = len(reg) - 1
+            for p in range(n):  # in place: a register, not a new object per bit
+                reg[p] = reg[p + 1]
+            reg[n] = self.ds
 
 
 def _reset():

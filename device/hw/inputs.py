@@ -75,7 +75,7 @@ def confirm_held(board, spi=None):
         chain = chain_for(board, spi)
         if not chain.sample():  # type: ignore[union-attr]
             return False
-        pin = chain.bit(board.keys["bits"]["key_confirm"])  # type: ignore[union-attr]
+        pin = chain.bit(board.keys["bits"][_s])  # type: ignore[union-attr]
     else:
         pin = Pin(p, Pin.IN, _PULLS[pull])  # type: ignore[arg-type]
     return (pin.value() ^ (1 if inv else 0)) == 1

@@ -73,14 +73,13 @@ J_READER = const(14)  # p0..p2 dice read by the reader for this round
 J_SUPERVISOR = const(15)  # p0 1 key on, 0 key off
 J_RESUME = const(16)  # p0 state resumed in, p1 state before the cut
 J_ALARM_CLEAR = const(17)  # supervisor acknowledged the alarm
-J_METERS = const(18)  # meters checkpoint (recall.py), variable payload
+J_METERS = const(18)  # meters checkpoint (meters.py), variable payload
 J_CONFIG = const(19)  # p0..p5: first bytes of the sha256 of the board and table files
 J_DIAG = const(20)  # a technician's test from diag: p0 D_* what
-J_FAULT = const(21)  # contained fault before a reset: p0 stage F_*, p1 kind, p2 detail
+J_FAULT = const(21)  # contained fault before a reset: p0 stage F_*, p1 kind K_*, p2 detail
 J_DAMAGE = const(22)  # a damaged record found at boot: p0 BAD_*, p1 its type, p2..p5 its seq
 J_LAST = const(22)  # the highest known record type
 
-# What a J_DIAG record tested (diag.py).
 # Where a contained fault happened (J_FAULT p0, /fault.txt; shell.record_fault).
 F_FILES = const(1)  # reading and checking the board and table files
 F_JOURNAL = const(2)  # opening and replaying the journal
@@ -89,9 +88,15 @@ F_RESUME = const(4)  # resuming the round, the configuration record
 F_TASK = const(5)  # a task of the running table died (p2: which, app.TASKS)
 F_WATCHDOG = const(6)  # a task stopped reporting (p2: which); the WDT resets
 F_START = const(7)  # anything else before the table ran
+# The kind of a contained fault (J_FAULT p1), from its exception.
+K_MEMORY = const(1)  # MemoryError
+K_OS = const(2)  # OSError (the filesystem, a bus)
+K_VALUE = const(3)  # ValueError (a value out of range, a bad pin)
+K_OTHER = const(4)  # anything else
 MAX_FAILED_BOOTS = const(3)  # then the board stays out of service, at the REPL
 STABLE_MS = const(60000)  # running this long clears the failed boots
 
+# What a J_DIAG record tested (diag.py).
 D_SOLENOID = const(1)
 D_BELL = const(2)
 D_LAMPS = const(3)

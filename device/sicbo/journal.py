@@ -179,15 +179,19 @@ class Scanner:
         self.corrupt_bytes = 0  # skipped in the middle of a segment
         self.torn_bytes = 0  # discarded at the end of a segment
         self.torn_segments = 0
+        self.gap = True  # the next record may follow missing ones (walk)
 
     def walk(self, data, fn):
         """fn(data, off, gap) for every valid record of data, in order; gap is
-        True for the first record of data and after a corrupt stretch (the
-        records before it may be missing). Allocates nothing itself."""
+        True for the first record this scanner sees and for the first after
+        a corrupt stretch or a torn tail (the records before it may be
+        missing). Data fed in order continue each other: a journal read in
+        windows, or segment after segment, is one stream, so a record missing
+        at a window's or a segment's start is seen. Allocates nothing itself."""
         n = len(data)
         off = 0
         bad = -1
-        gap = True
+        gap = self.gap
         while off < n:
             length = valid_at(data, off, n)
             if not length:
@@ -206,6 +210,8 @@ class Scanner:
         if bad >= 0:
             self.torn_bytes += n - bad
             self.torn_segments += 1
+            gap = True
+        self.gap = gap
 
     def scan(self, data):
         """The Record of every valid record of data, as a list (allocates)."""

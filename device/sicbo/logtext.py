@@ -42,7 +42,7 @@ def journal_line(rec, table=None):
     elif t == E.J_DAMAGE:
         c = rec.p(0)
         extra = " seq %d type %d: %s" % (
-            rec.p(2) | rec.p(3) << 8 | rec.p(4) << 16 | rec.p(5) << 24, rec.p(1),
+            rec.p(2) | rec.p(3) << 8 | rec.p(4) << 16 | rec.p(5) << 24, rec.p(1),  # p(): short-safe
             texts.DAMAGE_NAMES[c] if c < len(texts.DAMAGE_NAMES) else c)
     wall = ""
     if rec.wall is not None:

@@ -56,8 +56,10 @@ class Recall:
         self.keep = keep
         self.rounds = []  # RoundInfo, oldest first, at most keep
         self.meters = Meters(table.channels, table)
-        # The journal's order as the round machine sees it (its checks).
+        # The journal's order as the round machine sees it (its checks), and
+        # the meters counted there, as on the board (RoundState._apply).
         self.order = RoundState()
+        self.order.meters = self.meters
         self.damaged = 0
         self.damage = []  # [(seq, type, code E.BAD_*)], the last `keep`
         self._rec = None  # the Record _take decodes each record into
@@ -74,11 +76,7 @@ class Recall:
         if code < 0:
             return  # a duplicate: never counted twice
         if not code and data[off + 1] == E.J_METERS:
-            # Read in place: a checkpoint is the journal's one large record,
-            # and a copy of it may not find a free block on a boot's heap.
-            end = off + (data[off + 2] | (data[off + 3] << 8)) - journal.CRC_LEN
-            self.meters.count(E.J_METERS, data, off + journal.HEADER, end, None)
-            return
+            return  # counted by the order's _apply: nothing of a round
         # One Record, decoded anew for each record: a boot replays hundreds,
         # and what recall keeps of them are numbers, never the Record.
         rec = self._rec
@@ -104,10 +102,9 @@ class Recall:
         return None
 
     def apply(self, rec):
-        """Take one record that passed the checks (feed() checks): the
-        meters count it, the round it belongs to is told."""
+        """Tell the round a record belongs to (one that passed the checks of
+        the RoundState that took it, and counted by its meters)."""
         t = rec.type
-        pl = rec.payload
         if t == E.J_ROUND:
             rounds = self.rounds
             # A RoundInfo made ahead, or the oldest one made anew: a replay
@@ -124,10 +121,8 @@ class Recall:
             else:
                 info.__init__(rec)
             rounds.append(info)
-            self.meters.count(t, pl, 0, len(pl), None)
             return
         info = self.current(rec.round)
-        self.meters.count(t, pl, 0, len(pl), info.dice if info is not None else None)
         if info is None:
             return
         if t == E.J_ALARM:

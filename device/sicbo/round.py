@@ -176,6 +176,11 @@ class RoundMachine(RoundEntry):
         table's resume policy and check the sensors as they are now
         (docs/journal.md, Recovery rules). Returns the number of commands."""
         self._begin(now, wall)
+        if self.seq < self.bad_seq <= self.seq + 0xFFFF:
+            # The journal ends in a damaged record numbered after the last
+            # good one: this boot's records come after it (none reuses its
+            # number); a forged number far ahead is not followed.
+            self.seq = self.bad_seq
         self.cover = cover
         self.clasp_l = clasp_l
         self.clasp_r = clasp_r

@@ -4,8 +4,6 @@
 # objects they return stay, so their classes live here, in a module of their
 # own (a live method keeps its whole module alive).
 
-# Inputs in signal-index order: named in sicbo/signals.py.
-
 
 class TableConfig:
     """A validated table configuration. Areas are catalogue indices."""

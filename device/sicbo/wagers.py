@@ -1,6 +1,5 @@
 # Settlement of recorded wagers on a result (sicbo settle, the tests): kept
-# out of sicbo/settle.py, which the controller holds in memory, and reachable
-# there too (settle.settle_wagers, settle.Settlement).
+# out of sicbo/settle.py, which the controller holds in memory.
 
 from sicbo import areas
 from sicbo.errors import InputError

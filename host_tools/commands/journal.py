@@ -96,13 +96,15 @@ class Reading:
         self.bytes = 0
         self.replay = RoundState()
         self.recall = recall.Recall(table, keep)
+        self.replay.meters = self.recall.meters  # counted where the replay applies
+        scanner = journal.Scanner()  # one for the whole journal, as the board's
         self.records = []  # [(segment name, Record, damage code or -1 duplicate)]
         self.damage = []  # dicts, in journal order
         self.duplicates = 0
         for name, data in segs:
             self.bytes += len(data)
             found = []
-            journal.Scanner().walk(data, lambda b, o, gap, out=found: out.append((o, gap)))
+            scanner.walk(data, lambda b, o, gap, out=found: out.append((o, gap)))
             recs = [journal.Record(data, o) for o, _gap in found]
             self._stretches(name, data, recs)
             for (off, gap), rec in zip(found, recs, strict=True):

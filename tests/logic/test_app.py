@@ -184,7 +184,7 @@ def test_a_boot_loop_keeps_the_journal_bounded():
         t = reboot(t)
     assert len(t.store.segments()) <= t.store.max_files + 1
     # The meters of the paid round survive the segments that went.
-    assert t.ctl.meters.get("paid") == 1
+    assert t.ctl.m.meters.get("paid") == 1
     assert t.m.round == 1 and t.state() == E.ST_IDLE
     t.close()
 

@@ -15,7 +15,7 @@ from sicbo import events as E
 from sicbo import signals as S
 from sicbo.signals import INPUT_SIGNALS
 
-# Sensor id of each input's fault (app._SIGNAL_EVENTS), by signal index.
+# Sensor id of each input's fault (app.SIGNAL_EVENTS), by signal index.
 SENSOR = [E.S_KEYS] * S.COUNT
 SENSOR[S.COVER] = E.S_COVER
 SENSOR[S.CLASP_LEFT] = E.S_CLASP_L

@@ -146,3 +146,28 @@ def test_recall_ignores_the_checkpoint_of_another_table():
     rc.feed(bytes(r.journal))
     rc.feed(journal.encode(E.J_METERS, r.m.seq + 1, 1, 0, 0, None, m.payload()))
     assert rc.meters.checkpoints == 0 and rc.meters.get("rounds") == 1  # another table's
+
+
+def test_recall_counts_as_the_board_on_a_journal_that_starts_mid_round():
+    # Rotation can leave a journal whose oldest segment starts with a
+    # checkpoint written mid-round (the round's J_ROUND deleted): the board's
+    # meters and recall's count the rest of that round the same way.
+    r = Rig()
+    r.m.meters = Meters(r.m.table.channels, r.m.table)
+    r.round(1, 2, 3)
+    r.to_result()
+    start = len(r.journal)
+    rec = bytes(checkpoint(r.m, r.now, None))
+    r.journal.extend(rec)
+    r.enter(4, 5, 6)
+    r.ev(E.EV_PAYOUT)
+    r.round(2, 2, 2)
+    data = bytes(r.journal[start:])
+    board = RoundState()
+    board.meters = Meters(r.m.table.channels, r.m.table)
+    board.feed(data)
+    rc = Recall(r.m.table)
+    rc.feed(data)
+    assert board.meters.get("paid") == 3 and sum(board.meters.wins) > 0  # 1 before, 2 after
+    assert rc.meters.as_dict(r.m.table) == board.meters.as_dict(r.m.table)
+    assert rc.meters.as_dict(r.m.table) == r.m.meters.as_dict(r.m.table)

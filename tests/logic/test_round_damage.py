@@ -9,7 +9,6 @@ from sicbo import events as E
 from sicbo import journal, logtext
 from sicbo.recall import Recall
 from sicbo.round import RoundMachine
-from sicbo.roundstate import RoundState
 
 _NO_HEAD = (1, 2)  # snapshot indices of round and seq
 
@@ -187,7 +186,7 @@ def test_state_checks_cover_shaking_too():
     assert _verdict(_shaking(), E.J_OPEN)[1] == 0
 
 
-def test_a_gap_after_corruption_or_at_a_segment_start_is_not_damage():
+def test_a_gap_after_corruption_is_not_damage_a_record_missing_between_pieces_is():
     r = _rig(E.ST_OPEN)
     base = bytes(r.journal)
     r.ev(E.EV_BELL)
@@ -200,11 +199,16 @@ def test_a_gap_after_corruption_or_at_a_segment_start_is_not_damage():
     assert rp.scanner.corrupt_bytes == journal.REC_LEN
     assert rp.damaged == 1  # the cover lifted in OPEN: its state does not allow it
     assert rp.seq == r.m.seq  # but the sequence goes on
-    # A segment (a piece) that starts after a missing one: no damage.
-    rp = RoundState()
-    rp.feed(base)
-    rp.feed(rest[journal.REC_LEN:])
-    assert rp.damaged == 1 and rp.seq == r.m.seq  # the J_COVER_OFF: state, not sequence
+    # Pieces (read windows, segments) fed in order are one journal: a record
+    # missing where the next piece starts (a lost segment) is sequence damage,
+    # wherever the reading cut the journal; the boot's records come after it.
+    m = RoundMachine(r.cfg, table=r.m.table)
+    m.feed(base)
+    m.feed(rest[journal.REC_LEN:])
+    assert m.damaged == 1 and m.damage[0] == E.BAD_SEQ and m.seq == r.m.seq - 2
+    n = m.resume(r.now + 1000, None, 1, 1, 1, 0)
+    new = journal.records(bytes(m.records()))
+    assert n and new[0].type == E.J_BOOT and new[0].seq == r.m.seq + 1
 
 
 def test_a_journal_trimmed_by_rotation_starts_mid_round_without_damage():

@@ -18,6 +18,7 @@ FAMILIES = {
     "S_": (1, None, True),
     "C_": (1, None, True),
     "F_": (1, None, True),
+    "K_": (1, None, True),
     "D_": (1, None, True),
 }
 

@@ -105,11 +105,10 @@ def test_a_checkpoint_without_a_known_time_says_so():
     assert rs.config_wall is None
 
 
-def test_recall_applies_a_checkpoint_given_as_a_record():
+def test_recall_takes_a_checkpoint_as_the_board_does():
     m = _filled(Rig().m.table.channels)
     rc = Recall(Rig().m.table)
-    rec = journal.records(journal.encode(E.J_METERS, 1, 0, 1, 0, None, m.payload()))[0]
-    rc.apply(rec)
+    rc.feed(journal.encode(E.J_METERS, 1, 0, 1, 0, None, m.payload()))
     assert rc.meters.checkpoints == 1 and rc.meters.counts == m.counts
     assert rc.rounds == []
 
