@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.setup-done
-# An ESP32-sized heap: a real MemoryError where the board would raise one.
+# The pip port (64-bit) for the settlement bench: speed and allocation, not the
+# board's memory (that is the 32-bit VM's, host_tools/heaps.py).
 MPY    := $(BIN)/micropython -X heapsize=110k
 
 # The ESP32-faithful test VM (host_tools/vm32.py): a 32-bit unix port built

@@ -463,17 +463,16 @@ def render(cfg, table, dice=None, lit_dice=True, title=None, round_id=None, when
 
 def render_round(cfg, table, r, damage=None):
     """The picture of a recalled round (sicbo.recall.RoundInfo)."""
-    from sicbo import texts
+    from host_tools.commands.journal import dice_ok, void_name  # its reader's rules
     from sicbo.logtext import wall_text
 
     dice = tuple(r.dice) if r.dice is not None else None
-    valid = dice is not None and all(type(d) is int and 1 <= d <= 6 for d in dice)
+    valid = dice_ok(dice)
     notes = []
     old = None
     lit = valid and r.status != "void"
     if r.void_reason:
-        reason = texts.VOID_NAMES[r.void_reason] if r.void_reason < len(
-            texts.VOID_NAMES) else str(r.void_reason)
+        reason = void_name(r.void_reason)
         policy = ("players may cancel, keep or change their bets" if r.void_policy
                   else "every bet stays on the layout")
         notes.append(("#ff6b5e", "VOID: %s. Nothing is paid; %s." % (reason, policy)))

@@ -33,7 +33,7 @@ BUILD = os.path.join(REPO, "build", "mpy")
 # that loads the whole controller says so in its first lines with
 #   # mprun-heap: controller
 # and gets room for the test rig and the simulated machine's .mpy beside it.
-ESP32_HEAP = heaps.HEAP_64_EQUIVALENT
+HEAP_64 = heaps.HEAP_64_EQUIVALENT
 CONTROLLER_HEAP = heaps.HEAP_64_TESTS
 _DIRECTIVE = "# mprun-heap: controller"
 TREES = ("device", "sim", os.path.join("tests", "logic"))
@@ -42,12 +42,11 @@ _SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
 
 
 def micropython():
-    """$SICBO_MICROPYTHON, else the venv's unix port (64-bit)."""
-    env = os.environ.get("SICBO_MICROPYTHON")
-    if env:
-        return env
-    exe = os.path.join(os.path.dirname(sys.executable), "micropython")
-    return exe if os.path.exists(exe) else "micropython"
+    """$SICBO_MICROPYTHON, else the venv's unix port (64-bit): the virtual
+    board's interpreter (host_tools.vboard.micropython_command)."""
+    from host_tools.vboard import micropython_command
+
+    return micropython_command()[0]
 
 
 def compile_trees(build=BUILD):
@@ -137,7 +136,7 @@ def main(argv=None):
     elif heaps.is_32bit(exe):
         default = controller = str(heaps.BOARD_HEAP)
     else:
-        default, controller = ESP32_HEAP, CONTROLLER_HEAP
+        default, controller = HEAP_64, CONTROLLER_HEAP
     mpy_root = None if args.source else compile_trees()
     total_pass = total_fail = 0
     skipped = []

@@ -31,6 +31,7 @@ import tarfile
 from host_tools import REPO
 from host_tools.constfold import fold_file
 from host_tools.mpycheck import OPT_LEVEL
+from host_tools.vboard import NOT_FROZEN
 
 BUILD_ROOT = os.path.join(REPO, "build", "vm32")
 PRODUCTION_MANIFEST = os.path.join(REPO, "board_config", "manifest.py")
@@ -75,7 +76,7 @@ def _tree_files(top, skip=("build", "build32", "build-standard", ".git")):
 
 # sim/ as a board's firmware would carry its C modules; vboard_boot.py is the
 # virtual board's start-up script, run by the host, never imported.
-SIM_NOT_FROZEN = ("vboard_boot.py",)
+SIM_NOT_FROZEN = NOT_FROZEN
 # What the production manifest runs to freeze the firmware.
 _BUILD_TOOLS = ("constfold.py", "deploy.py", "mpycheck.py")
 
@@ -185,8 +186,6 @@ def _build(src, frozen, log, jobs):
     with open(os.path.join(lib, "README.md"), "w") as f:
         f.write("No micropython-lib: the test VM freezes only asyncio and the project.\n")
     env = dict(os.environ)
-    env["SICBO_REPO"] = REPO
-    env["SICBO_BUILD"] = work
     log("vm32: building the 32-bit unix port%s from %s (about 30 s)"
         % (" with the firmware frozen" if frozen else "", src))
     cmds = [["make", "-C", os.path.join(tree, "mpy-cross"), "-j%d" % jobs],

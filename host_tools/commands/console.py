@@ -3,7 +3,6 @@ prints journal records and dealer messages compactly (host_tools/console.py);
 this shows them as text, as they come. Ctrl-C stops."""
 
 import sys
-import time
 
 from host_tools.cli import UsageError
 from host_tools.console import lines, render
@@ -32,5 +31,5 @@ def run(args):
     except (OSError, serial.SerialException) as e:
         raise UsageError("cannot read %s: %s" % (args.port, e)) from None
     except KeyboardInterrupt:
-        time.sleep(0)
+        pass  # Ctrl-C ends the watch
     return 0

@@ -291,7 +291,7 @@ def round_dict(r, table, damaged=()):
         "dice": list(r.dice) if r.dice is not None else None,
         "first_dice": list(r.first_dice) if r.first_dice is not None else None,
         "corrections": len(r.corrections),
-        "void_reason": _void_name(r.void_reason) if r.void_reason else None,
+        "void_reason": void_name(r.void_reason) if r.void_reason else None,
         "started": {"boot": r.started[0], "ticks": r.started[1],
                     "wall": _wall(r.started[2])},
         "wins": [{"area": code, "odds": odds} for code, odds in winning(r, table)],
@@ -299,7 +299,7 @@ def round_dict(r, table, damaged=()):
     }
 
 
-def _void_name(reason):
+def void_name(reason):
     from sicbo import texts
 
     return texts.VOID_NAMES[reason] if reason < len(texts.VOID_NAMES) else str(reason)

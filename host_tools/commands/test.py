@@ -2,8 +2,9 @@
 (tests/logic) where they run, and report "N passed, N failed" as the last line.
 
 * ``cpython``: pytest over tests/logic;
-* ``micropython``: the local unix port with an ESP32-sized heap
-  (host_tools/mprun.py: one interpreter per test file);
+* ``micropython``: the local unix port (host_tools/mprun.py: one interpreter
+  per test file, at the heaps of host_tools/heaps.py: the board's on a 32-bit
+  build, its 64-bit stand-ins on the pip port; ``--heap`` overrides them);
 * anything else is a serial port (a board or a virtual board's tty link):
   device/ (the tests import the app's modules too), sim/ and tests/logic,
   compiled by mpy-cross for the board's .mpy version (as mprun does for the
@@ -38,7 +39,8 @@ def add_arguments(parser):
                              "or a board's serial port (real or virtual)")
     parser.add_argument("files", nargs="*", metavar="test_x.py",
                         help="only these files of tests/logic (default: all)")
-    parser.add_argument("--heap", default="110k", help="unix port heap (default 110k)")
+    parser.add_argument("--heap", default=None,
+                        help="unix port heap for every file (default: host_tools/heaps.py's)")
     parser.add_argument("--clean", action="store_true",
                         help="on a board: remove the copied tests (/t) afterwards")
 
@@ -80,10 +82,14 @@ def run_cpython(files):
 def run_micropython(files, heap):
     names = _names(files)
     if os.path.exists(os.path.join(REPO, "host_tools", "mprun.py")):
-        cmd = [sys.executable, "-m", "host_tools.mprun", "--heap", heap, "tests/logic"] + names
+        cmd = ([sys.executable, "-m", "host_tools.mprun"] + (["--heap", heap] if heap else [])
+               + ["tests/logic"] + names)
     else:  # pragma: no cover - the one-process runner
+        from host_tools import heaps
         from host_tools.vboard import micropython_command
-        cmd = micropython_command() + ["-X", "heapsize=" + heap, "tests/mp_runner.py",
+
+        cmd = micropython_command() + ["-X", "heapsize=" + (heap or heaps.HEAP_64_TESTS),
+                                       "tests/mp_runner.py",
                                        "tests/logic"] + names
     r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     out = r.stdout + r.stderr

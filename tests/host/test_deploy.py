@@ -487,3 +487,23 @@ def test_cli_nothing_at_the_port(tmp_path):
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0
     assert "nothing at the port" in r.stderr
+
+
+def test_the_cache_deploy_writes_is_one_the_board_accepts(tmp_path):
+    # deploy keys the configuration cache from the files' texts; the board
+    # keys it with appboot.file_digest of the files as written, and names it
+    # shell.CACHE_NAME: the same key and name, or the board parses again.
+    import shell
+
+    import appboot
+    from sicbo import cache
+
+    board_text, table_text, board, table = dp.check_config(BOARD, TABLE)
+    (tmp_path / dp.BOARD_FILE).write_bytes(board_text.encode("utf-8"))
+    (tmp_path / dp.TABLE_FILE).write_bytes(table_text.encode("utf-8"))
+    (tmp_path / dp.CACHE_FILE).write_bytes(
+        dp.config_cache(board_text, table_text, board, table).encode("utf-8"))
+    assert dp.CACHE_FILE == shell.CACHE_NAME
+    key = appboot.file_digest(str(tmp_path / dp.BOARD_FILE), str(tmp_path / dp.TABLE_FILE))
+    got = cache.load(str(tmp_path / dp.CACHE_FILE), key)
+    assert got is not None and got[1].name == table.name and got[0].name == board.name
