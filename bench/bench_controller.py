@@ -132,7 +132,6 @@ def main():
     import machine
     from machine import PWM, RTC, SPI, UART, WDT, Pin, Timer  # noqa: F401
 
-    sim_code = heap() - base
     STAGE[0] = "the first power-on on the files (checked, cached, reset)"
 
     # The files, as deploy puts them, and their first boot: it checks them,
@@ -146,7 +145,9 @@ def main():
     for i in range(len(pins.gpio)):
         machine.sim_set(pins.gpio[i], pins.inv[i])  # every input off: keys up, dome open
     console = Console()
-    first_power_on(folder, pins, console)
+    if not first_power_on(folder, pins, console):
+        raise AssertionError("the first power-on on new files did not check, cache and "
+                             "reset: %r" % console.lines)
     # And what that boot left: the names it interned (MicroPython never frees
     # an interned name; a board's reset does), the firmware's among them.
     sim_code = heap() - base

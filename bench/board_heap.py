@@ -80,7 +80,6 @@ MAX_HEAP_KIB = 1024  # the bisection gives up above this
 PROCESS_TIMEOUT_S = 60
 STEPS_PER_ROUND = 42  # clock steps of a plain round (the worker's), for the cut's position
 CUT_EXIT = 3
-RESTART_EXIT = 4  # the first boot on new files caches them, then resets
 RESTART_EXIT = 4  # heap_worker: the files were checked and cached, the board resets
 PRINT = print
 
@@ -221,7 +220,7 @@ class Run:
         self.cut = None
         self.exit = None
         self.restart = False
-        self.restarted = False
+        self.loop = False  # restarted again at the power-on after a restart
         for ln in self.lines:
             if not ln.startswith("@"):
                 continue
@@ -246,6 +245,8 @@ class Run:
         text = self.out + self.err
         if "MemoryError" in text:
             return _tail(text, "MemoryError")
+        if self.loop:
+            return "restarts at every power-on (the files checked and cached again)"
         if self.restart and self.rc == RESTART_EXIT and "Traceback" not in text:
             return None
         if self.boot is None:
@@ -271,11 +272,13 @@ def _tail(text, word=None):
 
 def power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
     """One power-on; and, when the board restarts by itself (the files
-    checked and cached at their first boot), the power-on after it."""
+    checked and cached at their first boot), the power-on after it, which
+    must run the table: a board that restarts again is in a restart loop."""
     r = _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no)
     if r.restart and r.failure() is None:
         r = _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no)
-        r.restarted = True
+        if r.restart:
+            r.loop = True
     return r
 
 
@@ -288,10 +291,6 @@ def _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env,
                            timeout=PROCESS_TIMEOUT_S)
-        if r.returncode == RESTART_EXIT:
-            # The board checked and cached its files, then reset: power it on again.
-            r = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env,
-                               timeout=PROCESS_TIMEOUT_S)
         return Run(r.returncode, r.stdout, r.stderr)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -394,6 +393,7 @@ class Campaign:
         self.records = {}  # seq -> (type, round, payload): every record ever read
         self.conflicts = 0
         self.seen_ends = {}  # round -> ("paid", dice) | ("void", reason): as the dealer saw
+        self.seen_starts = set()  # rounds the dealer started
         self.first_round = None  # the round id of the full journal
         self.first_meters = None
         self.runs = 0
@@ -457,6 +457,22 @@ class Campaign:
                 self.boot_heaps.append(r.boot[2])
                 self.seen_ends.update(r.ends)
                 self.read_journal(folder)
+                # Every round the dealer started is a new round of the journal,
+                # started once; a power-on that played without a cut started
+                # some (else the campaign could go round without an end).
+                started = self.started()
+                for rid in r.starts:
+                    if rid <= self.first_round or rid not in started or rid in self.seen_starts:
+                        self.failure = ("power-on %d: round %d, started at the table, is %s"
+                                        % (self.runs, rid, "started twice" if rid in
+                                           self.seen_starts else "not a new round of the journal"))
+                    self.seen_starts.add(rid)
+                if self.failure is None and r.cut is None and rounds and len(started) == done:
+                    self.failure = "power-on %d: played, no cut, no new round journaled" % self.runs
+                if self.failure is None and self.runs > 4 * self.rounds + 50:
+                    self.failure = "no end after %d power-ons" % self.runs
+                if self.failure is not None:
+                    break
                 if r.cut is not None:
                     self.cuts += 1
                     self.cut_states[r.cut[1]] = self.cut_states.get(r.cut[1], 0) + 1
@@ -541,6 +557,14 @@ def campaign(interp, full, heap_bytes, rounds, cut_every, seed, log=None):
     return c
 
 
+def not_memory(failure, kib):
+    """A failure that is not the heap running out (a lost or doubled round,
+    wrong meters, an error, a timeout) is the firmware's or the bench's at
+    any heap: never a figure. Raises BenchError for it."""
+    if failure is not None and "MemoryError" not in failure:
+        raise BenchError("at %d KiB, a failure that is not the heap's: %s" % (kib, failure))
+
+
 def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None, step=1):
     """(smallest heap in KiB, its campaign, {KiB: campaign} of every probe),
     to `step` KiB."""
@@ -553,6 +577,7 @@ def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None, step=
             PRINT("  %4d KiB: %s (%d power-ons, %d cuts, %.1f s)"
                   % (kib, "ok" if c.failure is None else "FAILS: " + c.failure[:150],
                      c.runs, c.cuts, c.seconds), flush=True)
+            not_memory(c.failure, kib)
         return tried[kib].failure is None
 
     step = max(1, step)
@@ -609,11 +634,14 @@ def first_boot_kib(interp, step=1):
             r = power_on(interp, folder, kib * 1024, "play", 0, 0, 5, 0)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        return r.failure()
+        why = r.failure()
+        not_memory(why, kib)
+        return why
 
     lo, hi = 8, 256
-    if ok(hi) is not None:
-        return None, ok(hi)
+    top = ok(hi)
+    if top is not None:
+        return None, top
     why = None
     while hi - lo > step:
         mid = lo + (hi - lo) // (2 * step) * step or lo + step

@@ -46,5 +46,9 @@ def test_a_boot_that_does_not_reach_the_running_table_fails_the_campaign():
     r = {"lost": 0, "doubled": 0, "failed_boots": 1, "faults": 0, "own_resets": 0,
          "aborted": None}
     assert bench.failed(r) == ["failed boots 1"]
+    r.update(failed_boots=0, rounds=1000, missed=[("late", [])] * 10)
+    assert bench.failed(r) == []
+    r["missed"].append(("late", []))
+    assert bench.failed(r) == ["missed key presses 11"]
     assert bench.RUNNING.match("sicbo: Macau 2004 demo, round 12, state IDLE")
     assert not bench.RUNNING.match("sicbo: FAULT in stage 7: MemoryError")
