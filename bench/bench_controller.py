@@ -2,7 +2,7 @@
 # .mpy tree that host_tools.mprun compiles (build/mpy), as the board runs it:
 #   python -c "from host_tools.mprun import compile_trees; compile_trees()"
 #   micropython -X heapsize=111936 bench/bench_controller.py [rounds]
-# The table is started as main.py starts it (appboot.open_table, through
+# The table is started as main.py starts it (startup.open_table, through
 # benchkit.open_table): the virtual board's file and the full 2004 table
 # written into a fresh folder under /tmp that also holds the journal, on the
 # simulated machine (sim/: frozen into the interpreter when it is, else
@@ -36,7 +36,7 @@ from benchkit import (  # noqa: E402
     write_files,
 )
 
-STEP_MS = 5  # app.POLL_MS
+STEP_MS = 5  # controller.POLL_MS
 
 
 def heap():
@@ -163,9 +163,10 @@ def main():
     import journal_store  # noqa: F401
     import sicbo.dicereader  # noqa: F401
     from sicbo import events as E
+    from sicbo import records as R
 
     code = heap() - base - sim_code
-    STAGE[0] = "starting up: appboot.open_table (files, adapters, journal, resume)"
+    STAGE[0] = "starting up: startup.open_table (files, adapters, journal, resume)"
 
     # Start-up, as main.py runs it, on the manual clock.
     t = time.ticks_us()
@@ -243,7 +244,7 @@ def main():
     # Raw appends of one sealed record, flushed each time.
     from sicbo import journal
 
-    rec = journal.encode(E.J_DIAG, ctl.m.seq + 1, ctl.m.round, ctl.m.boot, 0, None,
+    rec = journal.encode(R.J_DIAG, ctl.m.seq + 1, ctl.m.round, ctl.m.boot, 0, None,
                          bytes(8))
     n = 200
     t = time.ticks_us()
@@ -267,7 +268,7 @@ def main():
     print("  firmware code (resident)  %s" % kib(code))
     print("  controller state          %s (and names left by start-up)" % kib(state))
     print("  firmware code + state     %s (target 40 KiB)" % kib(code + state))
-    print("start-up (appboot.open_table: files, adapters, journal replay, resume) %d us"
+    print("start-up (startup.open_table: files, adapters, journal replay, resume) %d us"
           % boot_us)
     print("bell key -> C_BELL executed, Controller.handle(EV_BELL): %d us median, %d max; "
           "%d bytes allocated" % (median(handle_us), max(handle_us), max(alloc)))

@@ -1,6 +1,6 @@
 # Shared by the MicroPython benchmarks (`micropython bench/X.py` puts bench/ on
 # sys.path): where the project's files and the .mpy tree of host_tools.mprun
-# are, and the one start-up, as main.py runs it (appboot.open_table), on the
+# are, and the one start-up, as main.py runs it (startup.open_table), on the
 # simulated machine.
 import os
 import sys
@@ -31,9 +31,9 @@ def firmware_path():
     sys.path.insert(0, MPY + "/device")
     sys.path.append(MPY + "/sim")
     try:
-        os.stat(MPY + "/device/app.mpy")
+        os.stat(MPY + "/device/controller.mpy")
     except OSError:
-        print("no %s/device/app.mpy: compile first "
+        print("no %s/device/controller.mpy: compile first "
               "(python -c 'from host_tools.mprun import compile_trees; compile_trees()')" % MPY)
         sys.exit(2)
 
@@ -90,28 +90,23 @@ class Pins:
 
 
 def open_table(folder, pins, log):
-    """Start the table as main.py does (appboot.open_table, then the
-    start-up modules dropped), on the simulated machine with its manual
+    """Start the table as main.py does (faults.boot: start-up, then its
+    modules dropped), on the simulated machine with its manual
     clock, the files and journal in `folder`. Returns the Controller, or
     None (refused: the line went to log). Power on, or again after a cut:
     the simulated table keeps its pins, the machine's RTC is as set."""
+    import faults
     import machine
-    import shell
 
     machine.sim_attach_595(pins.spi, pins.latch, pins.row_bytes)
-    import appboot
-
     for _power_on in range(2):
-        boot = shell.Boot()
-        ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
-                                 cause=machine.reset_cause(), rtc=machine.RTC(),
-                                 ticks_ms=machine.sim_ticks_ms, log=log)
-        if not getattr(boot, "restart", False):
+        ctl, restart = faults.boot(faults.Faults(folder + "/fault.txt", log),
+                                   folder + "/board.json", folder + "/table.json", folder,
+                                   log=log, ticks_ms=machine.sim_ticks_ms)
+        if not restart:
             break
         # The files were checked and cached beside them (sicbo/cache.py): a
-        # board resets now (shell.start); here, start again at once.
-    del appboot
-    shell.unload_boot()
+        # board resets now (faults.start); here, start again at once.
     return ctl
 
 
@@ -127,20 +122,19 @@ def first_power_on(folder, pins, log):
     import machine
 
     before = set(sys.modules)
-    import shell
-
-    import appboot
+    import faults
+    import startup
 
     machine.sim_attach_595(pins.spi, pins.latch, pins.row_bytes)
-    boot = shell.Boot()
-    ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
-                             cause=machine.reset_cause(), rtc=machine.RTC(),
-                             ticks_ms=machine.sim_ticks_ms, log=log, watchdog=False)
-    restarted = getattr(boot, "restart", False)
+    ctl, restarted = startup.open_table(faults.Faults(folder + "/fault.txt", log),
+                                        folder + "/board.json",
+                                        folder + "/table.json", folder,
+                                        cause=machine.reset_cause(), rtc=machine.RTC(),
+                                        ticks_ms=machine.sim_ticks_ms, log=log, watchdog=False)
     if ctl is not None:
         ctl.hw.all_off()
         ctl.store.close()
-    del ctl, boot, appboot, shell
+    del ctl, startup, faults
     for name in list(sys.modules):
         if name not in before:
             del sys.modules[name]

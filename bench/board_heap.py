@@ -13,7 +13,7 @@ micropython, and the 64-bit pip port .venv/bin/micropython):
    and table.json (macau-2004.json, the full 2004 layout) beside it;
 2. a campaign at heap N: a copy of that folder, then one interpreter process
    after another, each one power-on of the board: a fresh heap of N bytes,
-   the table started through appboot.open_table exactly as main.py starts it
+   the table started through startup.open_table exactly as main.py starts it
    (bench/heap_worker.py: frozen into the test VMs, as the simulated machine
    is, since a board's table costs no heap; else compiled to .mpy), rounds
    played through the pins of the simulated machine from the state it
@@ -31,7 +31,7 @@ micropython, and the 64-bit pip port .venv/bin/micropython):
 3. the smallest N, in 1 KiB steps, at which the campaign succeeds (bisected
    from the heap in use after boot up; the same seed at every N).
 
-On the frozen image the firmware is not put on the path: `import appboot`
+On the frozen image the firmware is not put on the path: `import startup`
 finds the frozen one (the worker reports whether `frozen_id` imports, and the
 bench refuses a frozen interpreter whose worker does not see it). On a
 32-bit interpreter without sim/ frozen in, and on the 64-bit port,
@@ -61,6 +61,7 @@ from host_tools.mprun import BUILD, compile_trees  # noqa: E402
 from host_tools.mpycheck import OPT, mpy_cross  # noqa: E402
 from sicbo import events as E  # noqa: E402
 from sicbo import journal  # noqa: E402
+from sicbo import records as R  # noqa: E402
 
 BOARD_FILE = os.path.join(REPO, "board_config", "boards", "virtual.json")
 BOARD = {"file": BOARD_FILE}  # the board file of this run (--board)
@@ -420,7 +421,7 @@ class Campaign:
     def started(self):
         """Round ids started during the campaign (J_ROUND in the journal)."""
         return sorted({rid for (t, rid, _p) in self.records.values()
-                       if t == E.J_ROUND and rid > self.first_round})
+                       if t == R.J_ROUND and rid > self.first_round})
 
     def run(self):
         t0 = time.monotonic()
@@ -428,7 +429,7 @@ class Campaign:
         try:
             self.read_journal(folder)
             self.first_round = max([rid for (t, rid, _p) in self.records.values()
-                                    if t == E.J_ROUND] or [0])
+                                    if t == R.J_ROUND] or [0])
             while self.failure is None:
                 done = len(self.started())
                 left = self.rounds - done
@@ -494,11 +495,11 @@ class Campaign:
         for _seq, (t, rid, p) in sorted(self.records.items()):
             if rid <= self.first_round:
                 continue
-            if t == E.J_RESULT:
+            if t == R.J_RESULT:
                 result[rid] = "%d%d%d" % (p[0], p[1], p[2])
-            elif t == E.J_PAYOUT:
+            elif t == R.J_PAYOUT:
                 out.setdefault(rid, []).append(("paid", result.get(rid, "?")))
-            elif t == E.J_VOID:
+            elif t == R.J_VOID:
                 out.setdefault(rid, []).append(("void", str(p[0])))
         return out
 
@@ -512,11 +513,11 @@ class Campaign:
             why.append("round ids not consecutive")
         per = {}
         for (t, rid, _p) in self.records.values():
-            if t in (E.J_ROUND, E.J_RESULT, E.J_PAYOUT, E.J_VOID) and rid > self.first_round:
+            if t in (R.J_ROUND, R.J_RESULT, R.J_PAYOUT, R.J_VOID) and rid > self.first_round:
                 c = per.setdefault(rid, {})
                 c[t] = c.get(t, 0) + 1
         doubled = [rid for rid, c in sorted(per.items())
-                   if max(c.values()) > 1 or (c.get(E.J_PAYOUT) and c.get(E.J_VOID))]
+                   if max(c.values()) > 1 or (c.get(R.J_PAYOUT) and c.get(R.J_VOID))]
         if doubled:
             why.append("doubled rounds %s" % doubled[:10])
         ends = self.outcomes()

@@ -7,14 +7,14 @@
 # MICROPYPATH (set by the driver): '.frozen', this module's folder, and, for
 # firmware deployed as .mpy, build/mpy/device (and build/mpy/sim where sim/ is
 # not frozen in). On the frozen image the firmware is not on the path at all:
-# `import appboot` finds the frozen one.
+# `import faults` finds the frozen one.
 #
 # FOLDER holds board.json, table.json and the journal (as /board.json,
 # /table.json and /journal on a board), `pins` (the GPIO of each input, then
 # its inversion, in sicbo.signals order), and `levels`: the table's physical
 # state (cover, clasps, supervisor key) as the last power cut left it, since
 # the table survives a cut of the board. The table is started exactly as
-# main.py starts it (appboot.open_table, log=print, the watchdog armed), on the
+# main.py starts it (faults.boot, log=print, the watchdog armed), on the
 # simulated machine with its manual clock and the RTC set (as deploy sets it).
 # Then rounds are played through the pins: MODE "play" finishes the round the
 # board resumed in, then starts ROUNDS new rounds and stops between rounds
@@ -217,26 +217,21 @@ def main():
         rig.set(i, rig.lv[i])
     gc.collect()
     before = gc.mem_alloc()
-    import shell
+    import faults
 
-    import appboot
-
-    boot = shell.Boot()
-    ctl = appboot.open_table(boot, folder + "/board.json", folder + "/table.json", folder,
-                             cause=machine.reset_cause(), rtc=machine.RTC(),
-                             ticks_ms=machine.sim_ticks_ms, log=print)
-    if boot.restart:
+    # As main.py starts it (faults.start's boot: start-up, then its modules
+    # forgotten), with the simulated clock and this folder's fault file.
+    ctl, restart = faults.boot(faults.Faults(folder + "/fault.txt", print),
+                               folder + "/board.json", folder + "/table.json", folder,
+                               log=print, ticks_ms=machine.sim_ticks_ms)
+    if restart:
         # The files were checked and cached (sicbo/cache.py): a board resets
         # here; the next power-on, a new process, runs the table.
         print("@restart")
         sys.exit(4)
-    del appboot
-    shell.unload_boot()
-    del shell
     if ctl is None:
         print("@refused")
         sys.exit(2)
-    del boot
     rig.ctl = ctl
 
     gc.collect()

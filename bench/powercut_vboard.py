@@ -59,6 +59,7 @@ from host_tools.simclient import TableClient  # noqa: E402
 from host_tools.vboard import VirtualBoard, default_heap  # noqa: E402
 from sicbo import events as E  # noqa: E402
 from sicbo import journal  # noqa: E402
+from sicbo import records as R  # noqa: E402
 from sicbo.roundstate import RoundState  # noqa: E402
 
 FAST_BOARD = os.path.join(REPO, "bench", "virtual-fast.json")
@@ -72,7 +73,7 @@ AFTER_PRESS_S = 0.07  # the press, its release, and the release's debounce
 LAMP_TIMEOUT_S = 3
 BOOT_TIMEOUT_S = 30
 MAX_FAILED_IN_A_ROW = 3
-# What the app prints once the table runs (device/appboot.py), and what a
+# What the app prints once the table runs (device/startup.py), and what a
 # boot that does not get there prints.
 RUNNING = re.compile(r"^sicbo: .*, round (\d+), state (\S+)\s*$")
 FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call last)",
@@ -265,9 +266,9 @@ class Campaign:
     def check_lost(self):
         ended = {}
         for _seq, (t, rid, _boot, _p) in self.records.items():
-            if t == E.J_PAYOUT:
+            if t == R.J_PAYOUT:
                 ended.setdefault(rid, set()).add("paid")
-            elif t == E.J_VOID:
+            elif t == R.J_VOID:
                 ended.setdefault(rid, set()).add("void")
         for rid, how in self.completed.items():
             if rid in self.checked:
@@ -281,13 +282,13 @@ class Campaign:
     def doubled(self):
         per = {}
         for _seq, (t, rid, _boot, _p) in self.records.items():
-            if t in (E.J_ROUND, E.J_RESULT, E.J_PAYOUT, E.J_VOID):
+            if t in (R.J_ROUND, R.J_RESULT, R.J_PAYOUT, R.J_VOID):
                 c = per.setdefault(rid, {})
                 c[t] = c.get(t, 0) + 1
         bad = []
         for rid, c in sorted(per.items()):
-            if (c.get(E.J_ROUND, 0) > 1 or c.get(E.J_RESULT, 0) > 1 or c.get(E.J_PAYOUT, 0) > 1
-                    or c.get(E.J_VOID, 0) > 1 or (c.get(E.J_PAYOUT) and c.get(E.J_VOID))):
+            if (c.get(R.J_ROUND, 0) > 1 or c.get(R.J_RESULT, 0) > 1 or c.get(R.J_PAYOUT, 0) > 1
+                    or c.get(R.J_VOID, 0) > 1 or (c.get(R.J_PAYOUT) and c.get(R.J_VOID))):
                 bad.append(rid)
         return bad
 
@@ -502,10 +503,10 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
         "lost": len(c.lost), "lost_rounds": c.lost[:20],
         "doubled": len(doubled) + c.conflicts, "doubled_rounds": doubled[:20],
         "seq_conflicts": c.conflicts, "records": len(c.records),
-        "journal_paid": len({r for (t, r, _b, _p) in c.records.values() if t == E.J_PAYOUT}),
-        "journal_voids": len({r for (t, r, _b, _p) in c.records.values() if t == E.J_VOID}),
+        "journal_paid": len({r for (t, r, _b, _p) in c.records.values() if t == R.J_PAYOUT}),
+        "journal_voids": len({r for (t, r, _b, _p) in c.records.values() if t == R.J_VOID}),
         "voided_at_resumption": sum(1 for (t, _r, _b, p) in c.records.values()
-                                    if t == E.J_VOID and p[0] == E.V_POWER),
+                                    if t == R.J_VOID and p[0] == E.V_POWER),
         "boots": c.boot, "cut_where": c.cut_where,
         "rounds_per_s": rounds / play_s if play_s else 0.0,
         "seconds": time.monotonic() - t0, "seed": seed, "heap": c.heap,

@@ -5,7 +5,7 @@
 # this at the board's heap for the interpreter, host_tools/heaps.py). cut_every:
 # the mean number of rounds between power cuts (default 300; 0 for none).
 #
-# The table is started as main.py starts it (appboot.open_table, through
+# The table is started as main.py starts it (startup.open_table, through
 # benchkit.open_table) with the virtual board's file and the full 2004 table
 # (board_config/) written into a fresh folder under /tmp, which also holds
 # the journal, on the simulated machine (sim/) with its manual clock and the
@@ -79,7 +79,7 @@ class Soak(TableRig):
     # ---- the board ---------------------------------------------------------
 
     def start(self):
-        """Power on: the one start-up (appboot.open_table), as main.py."""
+        """Power on: the one start-up (startup.open_table), as main.py."""
         ctl = open_table(self.folder, self.pins, self.console)
         if ctl is None:
             raise AssertionError("the table did not start: %r" % self.console.lines)
@@ -89,7 +89,7 @@ class Soak(TableRig):
 
     def power_cut(self):
         """The interpreter's state is gone; files and the table stay: the
-        store closed, the controller forgotten (here and as app.controller),
+        store closed, the controller forgotten (here and as controller.current),
         then the table started again through open_table."""
         ctl = self.ctl
         if ctl is not None:
@@ -97,9 +97,9 @@ class Soak(TableRig):
             ctl.hw.all_off()  # what a reset leaves the drivers in
         self.ctl = self.m = None
         ctl = None
-        app = sys.modules.get("app")
-        if app is not None:
-            app.controller = None
+        running = sys.modules.get("controller")
+        if running is not None:
+            running.current = None
         gc.collect()
         machine.sim_advance(500)
         self.start()

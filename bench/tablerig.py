@@ -84,8 +84,8 @@ class TableRig:
         sol = ctl.hw.solenoid
         if sol is not None and sol.busy():
             w = sol.update(now)
-        if ctl.timer_on:
-            d = machine.sim_ticks_diff(ctl.deadline, now)
+        if ctl.m.timer_on:
+            d = machine.sim_ticks_diff(ctl.m.deadline, now)
             if d < w:
                 w = d
         return self.step(w if w > 1 else 1)

@@ -3,9 +3,13 @@
 #   >>> import diag
 #   >>> diag.help()
 #
-# The app is not running here (mpremote's soft reset stops it), so the state
-# comes from the journal, exactly as the app would resume it, and the sensors
-# are read live. Tests that move something (solenoid, bell, lamp walk) are
+# The app is not running here (mpremote's raw REPL or Ctrl-C stopped it), so
+# the state comes from the journal, exactly as the app would resume it, and
+# the sensors are read live. diag works in every state the board can be in
+# (files refused, out of service, a fault, the clock lost, little memory):
+# reading the journal needs no configuration, each command loads only what it
+# needs, and a command that cannot do its part says why in one line, never a
+# traceback. Tests that move something (solenoid, bell, lamp walk) are
 # refused unless the journal says the table is idle and the cover is on with
 # both clasps fastened, and each test is journaled (J_DIAG). Output fits an
 # 80-column terminal.
@@ -13,85 +17,107 @@
 import gc
 import time
 
-import shell
+import faults
+import tablefiles
 
 from sicbo import events as E
+from sicbo import records as R
 from sicbo import signals as S
-
-# Everything else is imported where a command needs it: diag must fit beside
-# the simulated machine on the virtual board.
 
 _ctx = None
 
 
 class _Context:
-    """The files, the journal's state and the board's adapters, made once."""
+    """The files, the journal and the board's adapters, each made when a
+    command first needs it; a part that cannot be made keeps why."""
 
-    def __init__(self, board_path, table_path, journal_dir):
+    def __init__(self, board_path, table_path, journal_dir, fault_file):
         self.board_path = board_path
         self.table_path = table_path
         self.journal_dir = journal_dir
-        import appboot
-
-        self.board, self.cfg = appboot.load(board_path, table_path)
-        shell.unload_boot(shell.PARSERS)  # their code is not needed again here
+        self.fault_file = fault_file
+        self._files = None  # (board, cfg) or the refusal's text
         self._table = None
-        self.hw = None
-        self.store = None
+        self.switches = None
+        self.outputs = {}  # adapter name -> adapter (hw/)
+
+    def files(self):
+        """(board, cfg), or raise _Refused with the refusal as the board's boot
+        would say it."""
+        if self._files is None:
+            self._files = _read_files(self.board_path, self.table_path)
+        if isinstance(self._files, str):
+            raise _Refused(self._files)
+        return self._files
 
     def table(self):
-        """The settlement table, built the first time a command needs it."""
+        """The settlement table, or None when the files are refused."""
         if self._table is None:
-            from sicbo import settle
+            try:
+                _board, cfg = self.files()
+            except _Refused:
+                return None
+            from sicbo.settle import SettlementTable
 
-            self._table = settle.SettlementTable(self.cfg)
+            self._table = SettlementTable(cfg)
         return self._table
 
-    def replay(self, with_recall=True):
-        """(RoundMachine, Recall or None) rebuilt from the journal, read only:
-        the state the app would resume in, through the machine's own replay."""
+    def state(self):
+        """The round as the journal leaves it (a RoundState: no configuration
+        needed)."""
+        from sicbo.roundstate import RoundState
+
+        rs = RoundState()
+        for data in self._store().read_all():
+            rs.feed(data)
+        return rs
+
+    def _store(self):
         from journal_store import JournalStore
-        from sicbo import recall as recallmod
-        from sicbo.round import RoundMachine
 
-        m = RoundMachine(self.cfg, self.table())
-        rc = recallmod.Recall(self.table()) if with_recall else None
-        store = JournalStore(self.journal_dir)
-        for data in store.read_all():
-            m.feed(data)
-            if rc is not None:
-                rc.feed(data)
-        store.close()
-        return m, rc
+        return JournalStore(self.journal_dir)
 
-    def hardware(self):
-        if self.hw is None:
-            import appboot
+    def inputs(self):
+        """The switch bank, built alone from the board file."""
+        if self.switches is None:
+            board, _cfg = self.files()
+            from hw import inputs
 
-            row_bytes = (len(self.cfg.lamp_order) + 7) >> 3
-            self.hw = appboot.build_hardware(self.board, row_bytes, watchdog=False)
-            self.hw.all_off()
-        return self.hw
+            self.switches = inputs.make_switches(board)
+        return self.switches
 
     def record(self, what):
         """Journal one J_DIAG record after the journal's last one."""
-        from journal_store import JournalStore
-        from sicbo import journal as jfmt
-        from sicbo.round import RoundMachine
-
-        rp = RoundMachine(self.cfg, self.table())
-        if self.store is None:
-            self.store = JournalStore(self.journal_dir)
-            self.store.boot(rp.feed)  # reads every segment, opens a new one
-        else:
-            for data in self.store.read_all():
-                rp.feed(data)
+        rs = self.state()
+        store = self._store()  # its first append opens a segment after every other
         now = time.ticks_ms()
-        wall = shell.WallClock(_rtc())
-        wall.refresh(now)
-        rec = jfmt.encode(E.J_DIAG, rp.seq + 1, rp.round, rp.boot, now, wall.seconds(now),
-                             bytes((what, 0, 0, 0, 0, 0, 0, 0)))
-        self.store.append(rec, rp.open_seq)
+        rec = rs.encode_next(R.J_DIAG, bytes((what, 0, 0, 0, 0, 0, 0, 0)), now, _wall(now))
+        store.append(rec, rs.open_seq)
+        store.close()
+        return rs
+
+
+class _Refused(Exception):
+    pass
+
+
+def _read_files(board_path, table_path):
+    """(board, cfg) from the configuration cache (or the files, parsed), or
+    the text of why they are refused."""
+    import memory
+
+    try:
+        config = tablefiles.config_id(board_path, table_path)
+        got = tablefiles.cached(board_path, config)
+        if got is None:
+            got = tablefiles.parse(board_path, table_path)
+        return got
+    except (OSError, ValueError) as e:
+        if hasattr(e, "field"):
+            return "configuration refused: %s" % e
+        return "cannot read %s or %s: %s %s" % (board_path, table_path, type(e).__name__, e)
+    finally:
+        memory.forget(tablefiles.PARSERS)  # their code is not needed again here
 
 
 def _rtc():
@@ -100,11 +126,19 @@ def _rtc():
     return RTC()
 
 
-def setup(board_path=shell.BOARD_FILE, table_path=shell.TABLE_FILE,
-          journal_dir=shell.JOURNAL_DIR):
+def _wall(now):
+    from hw import WallClock
+
+    w = WallClock(_rtc())
+    w.refresh(now)
+    return w.seconds(now)
+
+
+def setup(board_path=tablefiles.BOARD_FILE, table_path=tablefiles.TABLE_FILE,
+          journal_dir=tablefiles.JOURNAL_DIR, fault_file=faults.FAULT_FILE):
     """Point diag at other files (tests, a second table); normally automatic."""
     global _ctx
-    _ctx = _Context(board_path, table_path, journal_dir)
+    _ctx = _Context(board_path, table_path, journal_dir, fault_file)
     return _ctx
 
 
@@ -112,10 +146,26 @@ def _c():
     return _ctx if _ctx is not None else setup()
 
 
+def _guard(name, fn, *args):
+    # A command that cannot do its part says why in one line: a technician at
+    # a board in trouble needs the rest of diag, not a traceback.
+    try:
+        return fn(*args)
+    except _Refused as e:
+        print("%s: not available: %s" % (name, e))
+    except MemoryError:
+        gc.collect()
+        print("%s: not enough memory (%d bytes free): reset the board, then run diag first"
+              % (name, gc.mem_free()))
+    except Exception as e:  # noqa: BLE001 - see above
+        print("%s: failed: %s %s" % (name, type(e).__name__, e))
+    return None
+
+
 def help():
     print("diag: Sic Bo table diagnostics")
     for name, what in (
-            ("status()", "state, round, alarms, versions, config hashes, heap"),
+            ("status()", "running or not and why, round, alarms, versions, heap"),
             ("sensors()", "live levels of every input, raw and debounced"),
             ("lamps(ms=300)", "light each lamp channel in turn, naming its area"),
             ("solenoid()", "one test pulse (table idle, cover and clasps fastened)"),
@@ -123,104 +173,146 @@ def help():
             ("recall(n=10)", "the last n rounds: dice, winning areas, voids"),
             ("meters()", "rounds, voids, alarms, violations, wins per area"),
             ("journal(n=20)", "the last n journal records"),
-            ("clear_fault()", "forget the failed boots (out of service), then machine.reset()")):
+            ("clear_fault()", "journal the failed boots and clear them, then machine.reset()")):
         print("  diag.%-14s %s" % (name, what))
 
 
-def _manifest():
-    import appboot
-
-    try:
-        return appboot.read_json("/manifest.json")
-    except (OSError, ValueError):
-        return None
-
-
-def _code(man):
-    """How the firmware's code is installed (man: the deploy manifest, or
-    None), and its hash."""
-    try:
-        import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
-
-        return "frozen firmware, code sha256 %s" % frozen_id.CODE_SHA256[:16]
-    except ImportError:
-        h = man.get("code_sha256") if man is not None else None
-        return "deployed files, code sha256 %s" % (h[:16] if h else "unknown")
-
-
-# Start-up stages (sicbo.events F_*), as /fault.txt numbers them.
-_STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
-
-
-def _fault_text(text):
-    # "stage 3: OSError ..." -> "stage 3 (hardware): OSError ..."
-    if text.startswith("stage "):
-        n = text[6:text.find(":")] if ":" in text else ""
-        if n.isdigit() and int(n) < len(_STAGES):
-            return "stage %s (%s)%s" % (n, _STAGES[int(n)], text[6 + len(n):])
-    return text
-
-
-def clear_fault():
-    """Forget the failed boots: the next reset starts the table again."""
-    shell.clear_failed_boots()
-    print("failed boots cleared: machine.reset() starts the table")
-
+# ---- status -----------------------------------------------------------------
 
 def status():
-    from journal_store import JournalStore
-    from sicbo import logtext, texts
+    _guard("status", _status)
 
-    n, text = shell.failed_boots()
-    if n:
-        print("FAULT     %d failed boot%s in a row%s; last: %s" % (
-            n, "" if n == 1 else "s",
-            " - OUT OF SERVICE" if n >= E.MAX_FAILED_BOOTS else "", _fault_text(text)))
-        print("          mend the cause (journal, files), then diag.clear_fault(); "
-              "machine.reset()")
+
+def _status():
     c = _c()
-    rp, _rc = c.replay(with_recall=False)
-    print("table     %s (edition %d, approval %s)" % (c.cfg.name, c.cfg.edition,
-                                                       c.cfg.approval["reference"]))
+    n, entries = faults.read_file(c.fault_file)
+    running = _why_not(c, n, entries)
+    print("running   " + running)
+    if n:
+        print("faults    %d failed boot%s in a row%s" % (
+            n, "" if n == 1 else "s", " - OUT OF SERVICE" if n >= E.MAX_FAILED_BOOTS else ""))
+        for entry in entries[-3:]:
+            print("          " + _fault_line(entry))
+    try:
+        _board, cfg = c.files()
+        print("table     %s (edition %d, approval %s, effective %s)" % (
+            cfg.name, cfg.edition, cfg.approval["reference"], cfg.approval["effective"]))
+    except _Refused as e:
+        print("table     files refused: %s" % e)
+    _guard("journal", _status_journal, c)
+    _guard("sensors", _status_sensors, c)
+    _guard("firmware", _status_firmware)
+    s = _wall(time.ticks_ms())
+    print("clock     %s" % (_time_text(s) if s is not None else
+                            "RTC not set: sicbo diag or sicbo deploy sets it"))
+    gc.collect()
+    print("heap      %d bytes free, %d used" % (gc.mem_free(), gc.mem_alloc()))
+    try:
+        board, _cfg = c.files()
+        if board.warnings:
+            print("board     %d pin%s on strapping pins, each with a reason given "
+                  "(sicbo deploy lists them)" % (len(board.warnings),
+                                                 "" if len(board.warnings) == 1 else "s"))
+    except _Refused:
+        pass
+
+
+def _why_not(c, n, entries):
+    """Whether the table runs once the board is reset, and if not why and
+    what to do: the checks the boot makes, in its order."""
+    if n >= E.MAX_FAILED_BOOTS:
+        return ("no: OUT OF SERVICE after %d failed boots; mend the cause, then "
+                "diag.clear_fault() and machine.reset()" % n)
+    try:
+        board, cfg = c.files()
+    except _Refused as e:
+        return "no: %s; fix the file and sicbo deploy again" % e
+    from hw.inputs import confirm_held
+
+    if confirm_held(board):
+        return "no: recovery mode (the confirm key is held): release it and reset"
+    from sicbo.approval import refusal
+
+    rs = c.state()
+    why = refusal(cfg, _wall(time.ticks_ms()), rs,
+                  tablefiles.config_id(c.board_path, c.table_path))
+    if why is not None:
+        return "no: %s" % why
+    if n:
+        return "yes, after %d failed boot%s (see faults below)" % (n, "" if n == 1 else "s")
+    return "yes: the app resumes round %d at machine.reset()" % rs.round
+
+
+def _fault_line(entry):
+    from sicbo import texts
+
+    st, kind, _detail, journaled, text = entry
+    return "%s: %s%s" % (texts.name(texts.STAGE_NAMES, st), text,
+                         "" if journaled else " (not yet in the journal)")
+
+
+def _status_journal(c):
+    from sicbo import texts
+
+    rs = c.state()
     print("state     %-8s round %d  boot %d  journal seq %d" % (
-        texts.STATE_NAMES[rp.state], rp.round, rp.boot, rp.seq))
+        texts.name(texts.STATE_NAMES, rs.state), rs.round, rs.boot, rs.seq))
     flags = []
-    if rp.alarm:
+    if rs.alarm:
         flags.append("ALARM")
-    if rp.violation:
+    if rs.violation:
         flags.append("VIOLATION")
-    if rp.open_seq:
-        flags.append("round %d unfinished" % rp.round)
+    if rs.open_seq:
+        flags.append("round %d unfinished" % rs.round)
+    if rs.damaged:
+        flags.append("%d damaged records" % rs.damaged)
     print("alarms    %s" % (", ".join(flags) if flags else "none"))
-    if rp.has_result:
-        print("result    %d-%d-%d" % (rp.dice[0], rp.dice[1], rp.dice[2]))
-    sw = c.hardware().switches
+    if rs.has_result:
+        print("result    %d-%d-%d" % (rs.dice[0], rs.dice[1], rs.dice[2]))
+    store = c._store()
+    print("journal   %d segments, %d bytes" % (store.files(), store.total_bytes()))
+    store.close()
+
+
+def _status_sensors(c):
+    sw = c.inputs()
     _settle(sw)
     print("sensors   cover %s  clasps %s/%s  supervisor %s" % (
         _word(sw.level(S.COVER), "on", "off"), _word(sw.level(S.CLASP_LEFT), "fastened", "open"),
         _word(sw.level(S.CLASP_RIGHT), "fastened", "open"),
         _word(sw.level(S.SUPERVISOR), "on", "off")))
+
+
+def _manifest():
+    try:
+        return tablefiles.read_json("/manifest.json")
+    except (OSError, ValueError):
+        return None
+
+
+def _status_firmware():
     man = _manifest()
-    print("code      " + _code(man))
-    if man is not None:
-        files = man.get("files", {})
-        print("firmware  %s  revision %s" % (man.get("firmware", "?"), man.get("revision", "?")))
-        for name in ("board.json", "table.json"):
-            h = files.get(name) or files.get("/" + name) or "?"
-            print("config    %-11s sha256 %s" % (name, h[:16]))
-    else:
+    try:
+        import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
+
+        print("code      frozen firmware, code sha256 %s" % frozen_id.CODE_SHA256[:16])
+    except ImportError:
+        h = man.get("code_sha256") if man is not None else None
+        print("code      deployed files, code sha256 %s" % (h[:16] if h else "unknown"))
+    if man is None:
         print("firmware  no /manifest.json (not deployed with sicbo deploy)")
-    store = JournalStore(c.journal_dir)
-    print("journal   %d segments, %d bytes" % (len(store.segments()), store.total_bytes()))
-    store.close()
-    wall = shell.WallClock(_rtc())
-    wall.refresh(time.ticks_ms())
-    s = wall.seconds(time.ticks_ms())
-    print("clock     %s" % (logtext.wall_text(s) if s is not None else "RTC not set"))
-    gc.collect()
-    print("heap      %d bytes free, %d used" % (gc.mem_free(), gc.mem_alloc()))
-    for w in c.board.warnings:
-        print("warning   " + w)
+        return
+    files = man.get("files", {})
+    print("firmware  %s  revision %s" % (man.get("firmware", "?"), man.get("revision", "?")))
+    for name in ("board.json", "table.json"):
+        h = files.get(name) or files.get("/" + name) or "?"
+        print("config    %-11s sha256 %s" % (name, h[:16]))
+
+
+def _time_text(seconds):
+    from sicbo import logtext
+
+    return logtext.wall_text(seconds)
 
 
 def _word(level, yes, no):
@@ -239,19 +331,26 @@ def _settle(sw, ms=None):
         pass
 
 
+# ---- sensors and the moving parts -------------------------------------------
+
 def sensors():
+    _guard("sensors", _sensors)
+
+
+def _sensors():
     from hw.inputs import where
 
     c = _c()
-    sw = c.hardware().switches
+    board, _cfg = c.files()
+    sw = c.inputs()
     _settle(sw)
     print("%-12s %-12s %4s %9s  %s" % ("signal", "wired to", "raw", "debounced", "state"))
-    for i in range(len(c.board.inputs)):
-        name, _gpio, _pull, inv = c.board.inputs[i]
+    for i in range(len(board.inputs)):
+        name, _gpio, _pull, inv = board.inputs[i]
         raw = sw.raw(i)
         level = raw ^ (1 if inv else 0)
         state = "FAULT" if sw.faulted(i) else ""
-        print("%-12s %-12s %4d %9d  %s" % (name, where(c.board, i), raw, sw.level(i), state))
+        print("%-12s %-12s %4d %9d  %s" % (name, where(board, i), raw, sw.level(i), state))
         if level != sw.level(i) and not state:
             print("%-12s       raw and debounced differ: bouncing or changing now" % "")
 
@@ -260,12 +359,13 @@ def _idle_and_closed(what):
     from sicbo import texts
 
     c = _c()
-    rp, _rc = c.replay(with_recall=False)
-    if rp.state != E.ST_IDLE:
+    c.files()
+    rs = c.state()
+    if rs.state != E.ST_IDLE:
         print("refused: %s test only with the table idle (state is %s, round %d)"
-              % (what, texts.STATE_NAMES[rp.state], rp.round))
+              % (what, texts.name(texts.STATE_NAMES, rs.state), rs.round))
         return None
-    sw = c.hardware().switches
+    sw = c.inputs()
     _settle(sw)
     if not (sw.level(S.COVER) and sw.level(S.CLASP_LEFT) and sw.level(S.CLASP_RIGHT)):
         print("refused: %s test only with the cover on and both clasps fastened" % what)
@@ -274,31 +374,45 @@ def _idle_and_closed(what):
 
 
 def solenoid():
+    return bool(_guard("solenoid", _solenoid))
+
+
+def _solenoid():
     c = _idle_and_closed("solenoid")
     if c is None:
         return False
-    hw = c.hw
-    if hw.solenoid is None:
+    board, _cfg = c.files()
+    if "solenoid" not in board.outputs:
         print("refused: this board has no solenoid output")
         return False
+    from hw import build
+
+    t = board.timings
+    sol = build.solenoid(board)
     c.record(E.D_SOLENOID)
-    t = c.board.timings
-    sol = hw.solenoid
     sol.start(1, t["pulse_on_ms"], t["pulse_off_ms"], time.ticks_ms())
     while sol.busy():
         time.sleep_ms(sol.update(time.ticks_ms()))
+    sol.stop()
     print("solenoid: one pulse of %d ms (hard limit %d ms); forced offs %d"
           % (t["pulse_on_ms"], t["max_on_ms"], sol.forced_offs))
     return True
 
 
 def bell():
+    return bool(_guard("bell", _bell))
+
+
+def _bell():
     c = _idle_and_closed("bell")
     if c is None:
         return False
+    board, _cfg = c.files()
+    from hw import build
+
+    ms = board.timings["bell_ms"]
+    b = build.bell(board)
     c.record(E.D_BELL)
-    b = c.hw.bell
-    ms = c.board.timings["bell_ms"]
     b.ring(time.ticks_ms(), ms)
     while b.ringing():
         b.update(time.ticks_ms())
@@ -308,15 +422,22 @@ def bell():
 
 
 def lamps(ms=300):
+    return bool(_guard("lamps", _lamps, ms))
+
+
+def _lamps(ms):
     c = _idle_and_closed("lamp")
     if c is None:
         return False
-    c.record(E.D_LAMPS)
+    board, cfg = c.files()
+    table = c.table()
+    from hw import build
     from sicbo.settle import set_channel
 
-    lamp = c.hw.lamps
-    frame = bytearray(c.table().row_bytes)
-    order = c.cfg.lamp_order
+    lamp = build.lamps(board, table.row_bytes)
+    c.record(E.D_LAMPS)
+    frame = bytearray(table.row_bytes)
+    order = cfg.lamp_order
     for ch in range(len(order)):
         set_channel(frame, ch, 1)
         lamp.write(frame)
@@ -328,33 +449,51 @@ def lamps(ms=300):
     return True
 
 
+# ---- what the journal says ------------------------------------------------------
+
+def _recall(c):
+    """A Recall of the journal (the table's settlement when the files allow)."""
+    from sicbo.recall import Recall
+
+    rc = Recall(c.table())
+    for data in c._store().read_all():
+        rc.feed(data)
+    return rc
+
+
 def recall(n=10):
+    _guard("recall", _recall_cmd, n)
+
+
+def _recall_cmd(n):
     c = _c()
-    _rp, rc = c.replay()
-    rounds = rc.last(n)
+    rounds = _recall(c).last(n)
     if not rounds:
         print("no rounds in the journal")
         return
-    print("%6s %-8s %-7s %-12s %s" % ("round", "status", "dice", "when", "winning areas"))
+    table = c.table()
+    if table is None:
+        print("(files refused: winning areas not shown)")
+    print("%6s %-8s %-7s %-19s %s" % ("round", "status", "dice", "when (UTC)", "winning areas"))
     for r in rounds:
-        print(_round_line(r, c.table()))
-
+        print(_round_line(r, table))
 
 
 def _round_line(r, table):
-    from sicbo import logtext, texts
+    from sicbo import texts
 
     dice = "%d-%d-%d" % tuple(r.dice) if r.dice is not None else "-"
     words = []
     if r.void_reason:
-        words.append("void: " + texts.VOID_NAMES[r.void_reason])
-    elif r.dice is not None:
+        words.append("void: " + texts.name(texts.VOID_NAMES, r.void_reason))
+    elif r.dice is not None and table is not None:
         words = [code for code, _odds in r.winning_areas(table)]
     if r.first_dice is not None and r.first_dice != r.dice:
         words.insert(0, "corrected from %d-%d-%d;" % tuple(r.first_dice))
     when = r.started[2]
-    when = logtext.wall_text(when)[5:16] if when is not None else "boot %d" % r.started[0]
-    head = "%6d %-8s %-7s %-12s " % (r.round, r.status, dice, when)
+    when = _time_text(when)[:19].replace("T", " ") if when is not None else (
+        "boot %d" % r.started[0])
+    head = "%6d %-8s %-7s %-19s " % (r.round, r.status, dice, when)
     # Every winning area, wrapped under the first one within 80 columns.
     lines = []
     line = head
@@ -368,15 +507,24 @@ def _round_line(r, table):
 
 
 def meters():
+    _guard("meters", _meters)
+
+
+def _meters():
+    from sicbo import texts
+
     c = _c()
-    _rp, rc = c.replay()
-    d = rc.meters.as_dict(c.table())
+    table = c.table()
+    d = _recall(c).meters.as_dict(table)
     wins = d.pop("wins", {})
+    reasons = d.pop("void_reasons")
     for k in sorted(d):
-        v = d[k]
-        if isinstance(v, dict):
-            v = "  ".join("%s %d" % (kk, v[kk]) for kk in sorted(v))
-        print("%-12s %s" % (k, v))
+        print("%-12s %s" % (k, d[k]))
+    voids = ["%s %d" % (texts.name(texts.VOID_NAMES, i), reasons[i])
+             for i in range(1, len(reasons)) if reasons[i]]
+    print("%-12s %s" % ("voids by", ", ".join(voids) if voids else "none"))
+    if table is None:
+        print("(files refused: wins per area not shown)")
     if wins:
         print("wins per area (paid rounds):")
         line = ""
@@ -394,13 +542,16 @@ def journal(n=20):
     """The last n records, each checked as the board's replay checks it: a
     record its type, the sequence, the round or the state does not allow is
     shown as DAMAGED with the reason (never used, never a traceback)."""
-    from journal_store import JournalStore
+    _guard("journal", _journal, n)
+
+
+def _journal(n):
     from sicbo import journal as jfmt
     from sicbo import logtext, texts
     from sicbo.roundstate import RoundState
 
     c = _c()
-    store = JournalStore(c.journal_dir)
+    table = c.table()
     state = RoundState()
     recs = []
 
@@ -410,21 +561,51 @@ def journal(n=20):
         if len(recs) > n:
             recs.pop(0)
 
-    for data in store.read_all():
+    for data in c._store().read_all():
         state.scanner.walk(data, take)
-    store.close()
     for rec, code in recs:
         if code > 0:
-            why = texts.DAMAGE_NAMES[code] if code < len(texts.DAMAGE_NAMES) else code
-            print("journal %6d round %5d DAMAGED (%s): type %d, not used"
-                  % (rec.seq, rec.round, why, rec.type))
+            print("journal %6d round %5d DAMAGED (%s): %s, not used" % (
+                rec.seq, rec.round, texts.name(texts.DAMAGE_NAMES, code),
+                texts.name(texts.J_NAMES, rec.type)))
         else:
-            print(logtext.journal_line(rec, c.table()))
+            print(logtext.journal_line(rec, table))
     if not recs:
         print("journal is empty")
     if state.damaged:
         print("%d damaged record%s in the journal: see sicbo journal --json"
               % (state.damaged, "" if state.damaged == 1 else "s"))
+
+
+# ---- faults ----------------------------------------------------------------------
+
+def clear_fault():
+    """Journal every failed boot the fault file holds (the journal keeps the
+    evidence), journal the clearing itself, then clear the count: the next
+    reset starts the table again."""
+    _guard("clear_fault", _clear_fault)
+
+
+def _clear_fault():
+    c = _c()
+    n, _entries = faults.read_file(c.fault_file)
+    f = faults.Faults(c.fault_file)
+    rs = c.state()
+    store = c._store()
+
+    def journal_fault(stage, kind, detail, late):
+        now = time.ticks_ms()
+        store.append(rs.encode_next(R.J_FAULT, bytes((stage, kind, detail, late, 0, 0, 0, 0)),
+                                    now, _wall(now)), rs.open_seq)
+
+    late = f.journal_pending(journal_fault)
+    now = time.ticks_ms()
+    store.append(rs.encode_next(R.J_DIAG, bytes((E.D_CLEAR_FAULT, min(n, 255), 0, 0, 0, 0, 0,
+                                                 0)), now, _wall(now)), rs.open_seq)
+    store.close()
+    f.clear()
+    print("%d failed boot%s cleared (%d journaled now): machine.reset() starts the table"
+          % (n, "" if n == 1 else "s", late))
 
 
 def dump_journal():
@@ -435,7 +616,7 @@ def dump_journal():
     import binascii
     import os
 
-    d = _ctx.journal_dir if _ctx is not None else shell.JOURNAL_DIR
+    d = _ctx.journal_dir if _ctx is not None else tablefiles.JOURNAL_DIR
     try:
         names = sorted(n for n in os.listdir(d) if n.endswith(".log"))
     except OSError:

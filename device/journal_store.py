@@ -19,9 +19,10 @@ import os
 
 from micropython import const
 
-from sicbo.journal import MAX_LEN, u32, valid_at
+from sicbo import records as R
+from sicbo.journal import u32, valid_at
 
-_WINDOW = const(2048)  # the read window: two records of the largest size
+_WINDOW = const(2048)  # the read window: two records of the largest (R.MAX_LEN)
 _PREFIX = "j"
 _SUFFIX = ".log"
 
@@ -48,9 +49,9 @@ def _boundary(buf, have, eof):
         n = valid_at(buf, off, have)
         if n:
             if not first:
-                first = u32(buf, off + 4)
+                first = u32(buf, off + R.OFF_SEQ)
             off += n
-        elif not eof and have - off < MAX_LEN:
+        elif not eof and have - off < R.MAX_LEN:
             break  # possibly a record that continues past the window
         else:
             off += 1  # damage: the scanners count it
@@ -142,6 +143,10 @@ class JournalStore:
         """Segment numbers, oldest first."""
         return [s[0] for s in self.segs]
 
+    def files(self):
+        """How many segment files the journal has."""
+        return len(self.segs)
+
     def boot(self, feed, buf=None):
         """Give every segment's bytes, oldest first, to feed(memoryview) (the
         round machine, its meters with it), then open a new segment for this boot's
@@ -172,7 +177,7 @@ class JournalStore:
         f.flush()
         seg = self.segs[-1]
         if seg[1] <= 0 and len(data) >= 8:
-            seg[1] = u32(data, 4)
+            seg[1] = u32(data, R.OFF_SEQ)
         self.size += len(data)
         self.bytes_written += len(data)
 
@@ -211,7 +216,7 @@ class JournalStore:
             if nxt[1] < 0:
                 # Not read at boot (a store opened without boot()): its first
                 # record, through a small window, never a whole-file read.
-                g = self.pieces(nxt[0], bytearray(MAX_LEN))
+                g = self.pieces(nxt[0], bytearray(R.MAX_LEN))
                 for _piece in g:
                     break
                 g.close()

@@ -1,6 +1,6 @@
 """The board's console lines for people.
 
-The running controller prints compact lines (device/app.py, Controller.drain),
+The running controller prints compact lines (device/controller.py, Controller.drain),
 so that no text of the journal or of the dealer's messages takes the board's
 heap:
 

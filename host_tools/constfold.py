@@ -25,7 +25,7 @@ import tokenize
 from host_tools import DEVICE
 
 # The modules whose integer constants are folded, as imported by the firmware.
-MODULES = ("sicbo.events", "sicbo.signals")
+MODULES = ("sicbo.events", "sicbo.signals", "sicbo.records")
 
 
 @functools.lru_cache(maxsize=None)

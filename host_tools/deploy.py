@@ -69,17 +69,17 @@ MANIFEST = "manifest.json"
 MANIFEST_PREV = "manifest.prev"
 BOARD_FILE = "board.json"
 TABLE_FILE = "table.json"
-CACHE_FILE = "config.cache"  # device/shell.py CACHE_NAME, beside board.json
+CACHE_FILE = "config.cache"  # device/tablefiles.py CACHE_NAME, beside board.json
 
 
 def config_cache(board_text, table_text, board, table):
     """The configuration cache the board would write on its first boot
     (sicbo/cache.py, the firmware's own dump): written by deploy, the board
-    never needs the file parsers after a deploy. Its key is the board's
-    appboot.file_digest of the two files as written."""
+    never needs the file parsers after a deploy. Its key is the
+    configuration's id (sicbo.cache.config_id) of the two files as written."""
     from sicbo import cache
 
-    config_id = hashlib.sha256(board_text.encode("utf-8") + table_text.encode("utf-8")).digest()[:6]
+    config_id = cache.config_id((board_text.encode("utf-8"), table_text.encode("utf-8")))
     return cache.dump(board, table, config_id)
 SOURCE_FILES = ("main.py", "boot.py")  # stay .py at the top of the board
 REMOTE_DIR = "remote"  # device/remote/: board-side code the host sends, never installed
@@ -307,29 +307,18 @@ def check_config(board_path, table_path):
         table = config.load_table(table_text)
     except ConfigError as e:
         raise DeployError("table file %s refused: %s" % (table_path, e)) from None
-    try:
-        from sicbo import board as boardmod
-    except ImportError:  # pragma: no cover - sicbo.board is part of the firmware now
-        boardmod = None
-    board = None
+    from sicbo import board as boardmod
+
     try:
         obj = json.loads(board_text)
     except ValueError as e:
         raise DeployError("board file %s refused: board: not valid JSON (%s)" % (board_path, e)) \
             from None
-    if boardmod is not None:
-        try:
-            board = boardmod.parse_board(obj)
-            if hasattr(boardmod, "check_shaker"):
-                boardmod.check_shaker(board, table.shaker)
-            lamps = getattr(board, "lamps", None)
-            if isinstance(lamps, dict) and lamps.get("bus") == "neopixel" \
-                    and isinstance(lamps.get("count"), int) \
-                    and lamps["count"] < len(table.lamp_order):
-                raise ConfigError("lamps.count", "%d LEDs for the table's %d lamp channels"
-                                  % (lamps["count"], len(table.lamp_order)))
-        except ConfigError as e:
-            raise DeployError("board file %s refused: %s" % (board_path, e)) from None
+    try:
+        board = boardmod.parse_board(obj)
+        boardmod.check_table(board, table)
+    except ConfigError as e:
+        raise DeployError("board file %s refused: %s" % (board_path, e)) from None
     return board_text, table_text, board, table
 
 

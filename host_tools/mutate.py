@@ -40,7 +40,7 @@ DEVICE = os.path.join(REPO, "device")
 LOGIC = os.path.join(REPO, "tests", "logic")
 HOST = os.path.join(REPO, "tests", "host")
 
-# Not mutated: main.py (three lines that call shell.start(), run only by a real
+# Not mutated: main.py (three lines that call faults.start(), run only by a real
 # boot: tests/board) and remote/ (the deploy agent, run only by the deploy tests
 # on the virtual board). Neither is seen by the fast tests.
 SKIP = ("main.py", "remote/*")
@@ -60,14 +60,14 @@ _SORTED = "swapping two equal dice while sorting them changes nothing"
 _NO_ARG = "the round machine ignores the argument of this event"
 _SET_FIRST = "an initial value that is always set again before it is read"
 EQUIVALENT = (
-    # Sorting networks of three dice (settle.outcome_index, roundbase.same):
+    # Sorting networks of three dice (settle.outcome_index, roundmachine.same):
     # `>` made `>=` swaps equal values.
     ("sicbo/settle.py", "if d1 > d2:", "`>` -> `>=` in `d1 > d2`", _SORTED),
     ("sicbo/settle.py", "if d2 > d3:", "`>` -> `>=` in `d2 > d3`", _SORTED),
-    ("sicbo/roundbase.py", "if x0 > x1:", "`>` -> `>=` in `x0 > x1`", _SORTED),
-    ("sicbo/roundbase.py", "if x1 > x2:", "`>` -> `>=` in `x1 > x2`", _SORTED),
-    ("sicbo/roundbase.py", "if y0 > y1:", "`>` -> `>=` in `y0 > y1`", _SORTED),
-    ("sicbo/roundbase.py", "if y1 > y2:", "`>` -> `>=` in `y1 > y2`", _SORTED),
+    ("sicbo/roundmachine.py", "if x0 > x1:", "`>` -> `>=` in `x0 > x1`", _SORTED),
+    ("sicbo/roundmachine.py", "if x1 > x2:", "`>` -> `>=` in `x1 > x2`", _SORTED),
+    ("sicbo/roundmachine.py", "if y0 > y1:", "`>` -> `>=` in `y0 > y1`", _SORTED),
+    ("sicbo/roundmachine.py", "if y1 > y2:", "`>` -> `>=` in `y1 > y2`", _SORTED),
     # outcome_index sorts its dice first: their order never matters.
     ("sicbo/settle.py", "outcome_index(d1, d2, d3)",
      "arguments 1 and 2 swapped in `outcome_index(d1, d2, d3)`", "outcome_index sorts the dice"),
@@ -86,14 +86,14 @@ EQUIVALENT = (
      "re-reading an empty segment's first seq finds 0 again"),
     # Controller.poll: the machine reads an event's argument only for EV_FACE
     # (the face) and EV_FAULT (the sensor); these calls pass neither.
-    ("app.py", "if on_1 == E.EV_FACE else 0,", "0 -> -1", _NO_ARG),
-    ("app.py", "if on_1 == E.EV_FACE else 0,", "0 -> 1", _NO_ARG),
-    ("app.py", "self.handle(on_0, 0, now)", "0 -> -1", _NO_ARG),
-    ("app.py", "self.handle(on_0, 0, now)", "0 -> 1", _NO_ARG),
-    ("app.py", "self.handle(on_1 if ev[2] else on_0, 0, now)", "0 -> -1", _NO_ARG),
-    ("app.py", "self.handle(on_1 if ev[2] else on_0, 0, now)", "0 -> 1", _NO_ARG),
-    ("app.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> -1", _NO_ARG),
-    ("app.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> 1", _NO_ARG),
+    ("controller.py", "self.handle(INPUTS[k + 1], 0, now)", "0 -> -1", _NO_ARG),
+    ("controller.py", "self.handle(INPUTS[k + 1], 0, now)", "0 -> 1", _NO_ARG),
+    ("controller.py", "self.handle(INPUTS[k] if ev[2] else INPUTS[k + 1], 0, now)", "0 -> -1",
+     _NO_ARG),
+    ("controller.py", "self.handle(INPUTS[k] if ev[2] else INPUTS[k + 1], 0, now)", "0 -> 1",
+     _NO_ARG),
+    ("controller.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> -1", _NO_ARG),
+    ("controller.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> 1", _NO_ARG),
     # hw.TimedOutput: start() sets both before anything reads them.
     ("hw/__init__.py", "self._since = 0", "deleted: `self._since = 0`", _SET_FIRST),
     ("hw/__init__.py", "self._since = 0", "0 -> -1", _SET_FIRST),
@@ -104,9 +104,9 @@ EQUIVALENT = (
     # ... and replaces 0 by the default before the range check.
     ("hw/__init__.py", "if not 0 < ms <= self.max_on_ms:",
      "`<` -> `<=` in `0 < ms <= self.max_on_ms`", "ms 0 has become the default by then"),
-    # appboot.resume: sensor ids (sicbo.events S_*) are 1..8.
-    ("appboot.py", "for sensor in range(16):", "16 -> 15", "sensor ids are 1..8"),
-    ("appboot.py", "for sensor in range(16):", "16 -> 17", "sensor ids are 1..8"),
+    # Controller: sensor ids (sicbo.events S_*) are 1..8, below either bound.
+    ("controller.py", "_MAX_SENSORS = const(16)", "16 -> 15", "sensor ids are 1..8"),
+    ("controller.py", "_MAX_SENSORS = const(16)", "16 -> 17", "sensor ids are 1..8"),
     # journal_store._number: any negative number means "not a segment".
     ("journal_store.py", "return -1", "1 -> 2", "any negative number means: not a segment"),
     # JournalStore.pieces: n always names a segment of segs, so the loop
@@ -123,25 +123,25 @@ EQUIVALENT = (
      "the generator is closed when dropped"),
     ("journal_store.py", "while newest > 0 and segs[newest][1] == 0:",
      "`>` -> `>=` in `newest > 0`", "newest -1 or 0: either ends the deletion loop"),
-    # Meters.count: a J_METERS record (type 18) is past the counted types
-    # (_COUNTER_OF: 0..13) anyway; settle sorts the dice.
+    # Meters.count: a J_METERS record counts no meter (METER_OF) anyway;
+    # settle sorts the dice.
     ("sicbo/meters.py", "self.checkpoints += 1\nreturn", "deleted: `return`",
-     "the next test returns for a type past _COUNTER_OF"),
+     "J_METERS counts no meter: the next test returns"),
     ("sicbo/meters.py", "table.settle(dice[0], dice[1], dice[2])",
      "arguments 1 and 2 swapped in `table.settle(dice[0], dice[1], dice[2])`",
      "settle sorts the dice"),
-    # RoundMachine._shake: the right clasp's bit is 2 when it is open; when it
-    # is fastened the refusal is for the left one, whose bit 1 is set already.
-    ("sicbo/round.py", "| (0 if self.clasp_r else 2))", "0 -> 1",
+    # _open_sides: the right clasp's bit is 2 when it is open; when it is
+    # fastened the refusal is for the left one, whose bit 1 is set already.
+    ("sicbo/roundmachine.py", "| (0 if levels[S.CLASP_RIGHT] else 2)", "0 -> 1",
      "1 | 1 == 1: only reached with the left clasp open"),
-    ("sicbo/round.py", "min(k, KEEP_DAMAGE)", "arguments 1 and 2 swapped in `min(k, KEEP_DAMAGE)`",
+    ("sicbo/roundmachine.py", "min(k, KEEP_DAMAGE)",
+     "arguments 1 and 2 swapped in `min(k, KEEP_DAMAGE)`", "min is symmetric"),
+    ("sicbo/roundmachine.py", "min(k, 255)", "arguments 1 and 2 swapped in `min(k, 255)`",
      "min is symmetric"),
-    ("sicbo/round.py", "min(k, 255)", "arguments 1 and 2 swapped in `min(k, 255)`",
-     "min is symmetric"),
-    ("sicbo/roundbase.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
+    ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 1 and 2 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
      "settle sorts the dice"),
-    ("sicbo/roundbase.py", "time.ticks_add(now, ms)",
+    ("sicbo/roundmachine.py", "time.ticks_add(now, ms)",
      "arguments 1 and 2 swapped in `time.ticks_add(now, ms)`", "ticks_add is symmetric"),
     # DiceReader._line: the shortest line with four numbers is 16 bytes; the
     # number parser refuses a 15-byte one anyway.

@@ -4,6 +4,13 @@
 # drive the clock. Outputs are active high: an output that is off is low, the
 # level a reset or a crash leaves the driver transistors in.
 #
+# Hardware is the bundle of one board's adapters (built by hw/build.py from
+# a checked board file): everything the controller touches goes through it,
+# so tests can swap any part. WallClock is the wall clock from the board's
+# RTC: seconds since 2000-01-01 UTC, or None while the RTC has not been set
+# (a power cut loses the ESP32's; the host sets it on deploy and diag). A
+# time is never guessed: a record made without one says so.
+#
 # TimedOutput is the shared part of the bell and the electric shaker motor: an
 # output that is on for a bounded time. The one-shot timer armed when it goes
 # on is what switches it off, so a task that dies or stalls cannot leave the
@@ -12,6 +19,12 @@
 import time
 
 from machine import Timer
+from micropython import const
+
+from sicbo import dates
+
+_RTC_VALID_YEAR = const(2025)  # an RTC before this year was never set
+_REREAD_MS = const(60000)
 
 
 def default_ticks():
@@ -100,3 +113,53 @@ class TimedOutput:
 
     def is_on(self):
         return self._on
+
+
+class Hardware:
+    """The adapters of one board (hw/build.py makes them)."""
+
+    def __init__(self):
+        self.switches = None
+        self.solenoid = None
+        self.motor = None
+        self.bell = None
+        self.lamps = None
+        self.uart = None
+        self.watchdog = None
+
+    def all_off(self):
+        """Every actuator off: at start, on exit, before a reset."""
+        for a in (self.solenoid, self.motor, self.bell):
+            if a is not None:
+                a.stop()
+
+
+class WallClock:
+    """WallClock(rtc): read from the RTC once a minute; between reads, ticks
+    count the seconds, so an event costs no RTC call and no allocation."""
+
+    def __init__(self, rtc=None):
+        self._rtc = rtc
+        self._base = None
+        self._base_ticks = 0
+
+    def refresh(self, now):
+        if self._rtc is None:
+            self._base = None
+            return
+        y, mo, d, _wd, h, mi, s, _sub = self._rtc.datetime()
+        if y < _RTC_VALID_YEAR:
+            self._base = None
+            return
+        days = dates.days_from_civil(y, mo, d) - dates.DAY_2000
+        self._base = days * 86400 + h * 3600 + mi * 60 + s
+        self._base_ticks = now
+
+    def seconds(self, now):
+        if self._base is None:
+            return None
+        if time.ticks_diff(now, self._base_ticks) >= _REREAD_MS:
+            self.refresh(now)
+            if self._base is None:
+                return None
+        return self._base + time.ticks_diff(now, self._base_ticks) // 1000

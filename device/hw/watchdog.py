@@ -78,3 +78,12 @@ class Watchdog:
 
     def tasks(self):
         return self._n
+
+
+def arm(timeout_ms, ticks_ms=None):
+    """The hardware watchdog armed now (machine.WDT cannot be stopped once
+    made) and its task register. Last in start-up: a board refused earlier
+    never has one."""
+    from machine import WDT
+
+    return Watchdog(WDT(timeout=timeout_ms), ticks_ms=ticks_ms)

@@ -426,10 +426,17 @@ def parse_board(obj):
     return b
 
 
-def check_shaker(board, shaker):
-    """Refuses a board that lacks the output the table's shaker type needs."""
+def check_table(board, cfg):
+    """Refuses a board that cannot run the table: no output for the table's
+    shaker type, or fewer WS2812 pixels than the table has lamp channels
+    (the extra channels would never light)."""
+    shaker = cfg.shaker
     if shaker not in SHAKER_OUTPUT:
         raise ConfigError("shaker", "unknown shaker type %r" % (shaker,))
     need = SHAKER_OUTPUT[shaker]
     if need is not None and need not in board.outputs:
         raise ConfigError("outputs." + need, "missing: the table's shaker is %s" % shaker)
+    lamps = board.lamps
+    if lamps.get("bus") == "neopixel" and lamps["count"] < len(cfg.lamp_order):
+        raise ConfigError("lamps.count", "%d LEDs for the table's %d lamp channels"
+                          % (lamps["count"], len(cfg.lamp_order)))

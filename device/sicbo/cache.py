@@ -7,7 +7,7 @@
 #   {"board": {...Board's fields}, "table": {...TableConfig's fields}}
 #
 # The config id is the first 6 bytes of the sha256 of board.json and
-# table.json (appboot.file_digest): a cache of other files, of another
+# table.json (config_id(), over the files' bytes): a cache of other files, of another
 # firmware version, or whose body does not hash to its header is not used,
 # and the files are parsed again. `sicbo deploy` writes it with the same
 # dump() (the host imports this package); a board that finds no usable cache
@@ -20,6 +20,20 @@ from sicbo.settings import Board, TableConfig
 
 FORMAT = "1"
 _MAGIC = "sicbo-config"
+CONFIG_ID_LEN = 6  # sicbo.records.CONFIG_ID_LEN: the J_CONFIG payload
+
+
+def config_id(pieces):
+    """The configuration's identity: the first 6 bytes of the sha256 of the
+    board file's bytes then the table file's, given in pieces (bytes or
+    memoryviews, in order; the board reads its files 256 bytes at a time,
+    the host gives each whole). J_CONFIG journals it."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for p in pieces:
+        h.update(p)
+    return h.digest()[:CONFIG_ID_LEN]
 
 
 def _plain(v):

@@ -1,12 +1,12 @@
-# The codes shared by the round machine (round.py), the journal (journal.py),
-# game recall (recall.py) and the shell (app): events in, commands out,
-# journal record types, round states, and the messages shown to the dealer and
-# the technician. Plain integer constants, so that the hot path compares small
-# ints and allocates nothing.
+# The codes shared by the round machine (roundmachine.py), the journal
+# (journal.py), game recall (recall.py) and the controller: events in,
+# commands out, round states, and the messages shown to the dealer and the
+# technician (the journal's record types: records.py). Plain integer
+# constants, so that the hot path compares small ints and allocates nothing.
 
 from micropython import const
 
-# ---- Events: RoundMachine.handle(ev, arg, now, wall) -------------------------
+# ---- Events: RoundMachine.handle(ev, arg, now, wall) ---------------------------
 EV_COVER_ON = const(1)  # cover put on the dome (sensor cover 0 -> 1)
 EV_COVER_OFF = const(2)  # cover lifted
 EV_CLASP_L_ON = const(3)  # left clasp fastened
@@ -21,7 +21,7 @@ EV_CONFIRM = const(11)
 EV_FACE = const(12)  # arg: the face 1..6
 EV_SUPERVISOR_ON = const(13)  # key switch turned on
 EV_SUPERVISOR_OFF = const(14)
-EV_TIMER = const(15)  # the timer asked for by C_TIMER may have expired
+EV_TIMER = const(15)  # the machine's timer (RoundMachine.timer_on, deadline) is due
 EV_FAULT = const(16)  # arg: sensor id S_* that chattered beyond its limit
 # Dice from the optional reader come through RoundMachine.reader_dice().
 
@@ -43,8 +43,6 @@ C_SHAKER = const(4)  # electric shaker: run a ms
 C_SHAKER_STOP = const(5)
 C_BELL = const(6)  # ring a ms
 C_SHOW = const(7)  # a message code M_*, b detail (see TEXT)
-C_TIMER = const(8)  # call handle(EV_TIMER) a ms from now
-C_TIMER_CANCEL = const(9)
 
 # ---- Round states -------------------------------------------------------------
 ST_IDLE = const(0)  # waiting for cover on, clasps fastened, shake
@@ -55,37 +53,14 @@ ST_RESULT = const(4)  # cover off: result entry (or void)
 ST_PAYING = const(5)  # result confirmed, winning areas lit
 ST_HOLD = const(6)  # dealer and reader disagree: supervisor decides
 
-# ---- Journal record types (journal.py) -----------------------------------------
-J_BOOT = const(1)  # the controller started (boot count in the header); p0 reset cause
-J_ROUND = const(2)  # a round started: shake begun. p0 shaker (0 solenoid 1 electric 2 manual)
-J_OPEN = const(3)  # betting opened
-J_BELL = const(4)  # bell: betting closed
-J_COVER_OFF = const(5)  # cover lifted: result entry
-J_RESULT = const(6)  # p0..p2 dice, p3 source (0 dealer, 1 supervisor decision)
-J_CORRECTION = const(7)  # p0..p2 old dice, p3..p5 new dice (supervisor key)
-J_VOID = const(8)  # p0 void reason V_*, p1 void policy (0 bets stay, 1 players choose)
-J_PAYOUT = const(9)  # payout complete: round closed
-J_ALARM = const(10)  # p0 message code, p1 detail
-J_VIOLATION = const(11)  # p0 message code
-J_REFUSED = const(12)  # p0 message code, p1 detail
-J_HOLD = const(13)  # p0..p2 dealer dice, p3..p5 reader dice
-J_READER = const(14)  # p0..p2 dice read by the reader for this round
-J_SUPERVISOR = const(15)  # p0 1 key on, 0 key off
-J_RESUME = const(16)  # p0 state resumed in, p1 state before the cut
-J_ALARM_CLEAR = const(17)  # supervisor acknowledged the alarm
-J_METERS = const(18)  # meters checkpoint (meters.py), variable payload
-J_CONFIG = const(19)  # p0..p5: first bytes of the sha256 of the board and table files
-J_DIAG = const(20)  # a technician's test from diag: p0 D_* what
-J_FAULT = const(21)  # contained fault before a reset: p0 stage F_*, p1 kind K_*, p2 detail
-J_DAMAGE = const(22)  # a damaged record found at boot: p0 BAD_*, p1 its type, p2..p5 its seq
-J_LAST = const(22)  # the highest known record type
+# The journal's record types and their fields: sicbo/records.py.
 
-# Where a contained fault happened (J_FAULT p0, /fault.txt; shell.record_fault).
+# Where a contained fault happened (J_FAULT p0, /fault.txt; faults.py).
 F_FILES = const(1)  # reading and checking the board and table files
 F_JOURNAL = const(2)  # opening and replaying the journal
 F_HARDWARE = const(3)  # building the adapters
 F_RESUME = const(4)  # resuming the round, the configuration record
-F_TASK = const(5)  # a task of the running table died (p2: which, app.TASKS)
+F_TASK = const(5)  # a task of the running table died (p2: which, controller.TASKS)
 F_WATCHDOG = const(6)  # a task stopped reporting (p2: which); the WDT resets
 F_START = const(7)  # anything else before the table ran
 # The kind of a contained fault (J_FAULT p1), from its exception.
@@ -100,6 +75,7 @@ STABLE_MS = const(60000)  # running this long clears the failed boots
 D_SOLENOID = const(1)
 D_BELL = const(2)
 D_LAMPS = const(3)
+D_CLEAR_FAULT = const(4)  # diag.clear_fault(): p1 the failed boots it cleared
 
 # Void reasons (J_VOID p0). 1..3 are the dealer's reason keys (Art. 3.3).
 V_STACKED = const(1)

@@ -3,6 +3,7 @@
 
 from sicbo import dates, journal, texts
 from sicbo import events as E
+from sicbo import records as R
 
 
 def message_text(code, detail):
@@ -21,25 +22,25 @@ def journal_line(rec, table=None):
     name = texts.J_NAMES[rec.type] if rec.type < len(texts.J_NAMES) else "type%d" % rec.type
     extra = ""
     t = rec.type
-    if t == E.J_RESULT:
+    if t == R.J_RESULT:
         extra = " dice %d-%d-%d" % (rec.p(0), rec.p(1), rec.p(2))
         if table is not None and journal.check(rec) == 0:
             wins = table.winning_areas(rec.p(0), rec.p(1), rec.p(2))
             extra += " wins %d areas" % len(wins)
-    elif t == E.J_CORRECTION:
+    elif t == R.J_CORRECTION:
         extra = " %d-%d-%d -> %d-%d-%d" % tuple(rec.p(i) for i in range(6))
-    elif t == E.J_VOID:
+    elif t == R.J_VOID:
         r = rec.p(0)
         extra = " reason %s" % (texts.VOID_NAMES[r] if r < len(texts.VOID_NAMES) else r)
-    elif t in (E.J_ALARM, E.J_VIOLATION, E.J_REFUSED):
+    elif t in (R.J_ALARM, R.J_VIOLATION, R.J_REFUSED):
         extra = " " + message_text(rec.p(0), rec.p(1))
-    elif t == E.J_HOLD:
+    elif t == R.J_HOLD:
         extra = " dealer %d-%d-%d reader %d-%d-%d" % tuple(rec.p(i) for i in range(6))
-    elif t == E.J_BOOT and rec.p(0):
+    elif t == R.J_BOOT and rec.p(0):
         extra = " cause %d" % rec.p(0)
-    elif t == E.J_FAULT:
+    elif t == R.J_FAULT:
         extra = " stage %d kind %d detail %d" % (rec.p(0), rec.p(1), rec.p(2))
-    elif t == E.J_DAMAGE:
+    elif t == R.J_DAMAGE:
         c = rec.p(0)
         extra = " seq %d type %d: %s" % (
             rec.p(2) | rec.p(3) << 8 | rec.p(4) << 16 | rec.p(5) << 24, rec.p(1),  # p(): short-safe

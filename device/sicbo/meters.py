@@ -17,54 +17,55 @@ import struct
 
 from micropython import const
 
-from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
+from sicbo.journal import METER_OF
 
-_COUNTERS = ("rounds", "paid", "voids", "alarms", "violations", "corrections",
-             "refusals", "holds")
-_NCOUNT = const(8)
-# Counter index (in _COUNTERS) per record type J_0..J_13, 255: not counted:
-# J_ROUND rounds, J_CORRECTION corrections, J_VOID voids, J_PAYOUT paid,
-# J_ALARM alarms, J_VIOLATION violations, J_REFUSED refusals, J_HOLD holds.
-_COUNTER_OF = b"\xff\xff\x00\xff\xff\xff\xff\x05\x02\x01\x03\x04\x06\x07"
+# The counters, in the order of their index (a record type's meter is
+# declared with it: sicbo/records.py, as journal.METER_OF has it).
+NAMES = ("rounds", "paid", "voids", "alarms", "violations", "corrections", "refusals",
+         "holds")
+_NO_METER = const(255)
 
 
 class Meters:
     """Meters(channels, table): the counts of a table of `channels` lamp
     channels; `table`, its SettlementTable, says which channels a paid
-    result lights (None: wins are not counted, for a checkpoint read alone)."""
+    result lights (None: wins are not counted, for a checkpoint read alone).
+    channels None: a reader that does not know the table (diag with its
+    files refused) takes any checkpoint's channels."""
 
     def __init__(self, channels, table=None):
         self.table = table
-        self.counts = [0] * _NCOUNT
-        self.void_reasons = [0] * 8
-        self.wins = [0] * channels  # per lamp channel (status channels stay 0)
+        self.any_table = channels is None
+        self.counts = [0] * R.COUNTERS
+        self.void_reasons = [0] * R.VOID_REASONS
+        self.wins = [0] * (channels or 0)  # per lamp channel (status channels stay 0)
         self.checkpoints = 0  # J_METERS records loaded
         # record()'s buffer, made with the meters at boot: the first rotation
         # may come when the heap has no free block this large.
-        self._rec = bytearray(journal.HEADER + journal.METERS_HEAD + 4 * channels
-                              + journal.METERS_CONFIG + journal.CRC_LEN)
+        self._rec = bytearray(R.HEADER + R.METERS_HEAD + 4 * len(self.wins)
+                              + R.METERS_CONFIG + R.CRC_LEN)
 
     def get(self, name):
-        return self.counts[_COUNTERS.index(name)]
+        return self.counts[NAMES.index(name)]
 
     def count(self, t, b, p, end, dice):
         """Count one record that passed the journal's checks: its type t, its
         payload b[p:end], and the effective dice of its round (None when not
         known). A J_METERS record replaces every count."""
-        if t == E.J_METERS:
+        if t == R.J_METERS:
             if self.load(b, p, end):
                 self.checkpoints += 1
             return
-        if t >= len(_COUNTER_OF):
-            return
-        c = _COUNTER_OF[t]
-        if c == 255:
+        # The meter each record type counts is declared with it (sicbo/records.py).
+        c = METER_OF[t] if t < len(METER_OF) else _NO_METER
+        if c == _NO_METER:
             return
         self.counts[c] += 1
-        if t == E.J_VOID:  # its payload's length is checked (journal.check_payload)
-            self.void_reasons[b[p] & 7] += 1
-        elif t == E.J_PAYOUT and dice is not None and self.table is not None:
+        if t == R.J_VOID:  # its payload's length is checked (journal.check_payload)
+            self.void_reasons[b[p + R.P_REASON] & (R.VOID_REASONS - 1)] += 1
+        elif t == R.J_PAYOUT and dice is not None and self.table is not None:
             table = self.table
             row = table.settle(dice[0], dice[1], dice[2])
             n = len(row)
@@ -77,8 +78,8 @@ class Meters:
         """The counts by name; with table (a SettlementTable of this many
         channels), the wins by lamp channel name."""
         d = {}  # type: dict
-        for i in range(_NCOUNT):
-            d[_COUNTERS[i]] = self.counts[i]
+        for i in range(R.COUNTERS):
+            d[NAMES[i]] = self.counts[i]
         d["void_reasons"] = list(self.void_reasons)
         if table is not None:
             wins = {}
@@ -90,37 +91,37 @@ class Meters:
         return d
 
     def payload(self):
-        """The meters as a J_METERS payload (u32 counters, u32 void reasons,
-        u16 channel count, u32 wins per channel)."""
-        buf = bytearray(4 * _NCOUNT + 4 * 8 + 2 + 4 * len(self.wins))
+        """The meters as a J_METERS payload, without the configuration tail."""
+        buf = bytearray(R.P_WINS + 4 * len(self.wins))
         self._pack(buf, 0)
         return bytes(buf)
 
     def _pack(self, buf, at):
         n = len(self.wins)
-        for i in range(_NCOUNT):
-            struct.pack_into("<I", buf, at + 4 * i, self.counts[i])
-        for i in range(8):
-            struct.pack_into("<I", buf, at + 4 * _NCOUNT + 4 * i, self.void_reasons[i])
-        off = at + 4 * _NCOUNT + 32
-        struct.pack_into("<H", buf, off, n)
+        for i in range(R.COUNTERS):
+            struct.pack_into("<I", buf, at + R.P_COUNTERS + 4 * i, self.counts[i])
+        for i in range(R.VOID_REASONS):
+            struct.pack_into("<I", buf, at + R.P_VOID_REASONS + 4 * i, self.void_reasons[i])
+        struct.pack_into("<H", buf, at + R.P_CHANNELS, n)
         for c in range(n):
-            struct.pack_into("<I", buf, off + 2 + 4 * c, self.wins[c])
+            struct.pack_into("<I", buf, at + R.P_WINS + 4 * c, self.wins[c])
 
-    def record(self, seq, rid, boot, now, wall, config_id, config_wall):
-        """The meters as a sealed J_METERS record, in a buffer made once
-        (valid until the next call), with the configuration in force: its id
-        (6 bytes) and the last wall time known under it, or None
-        (journal.METERS_CONFIG; the spare byte stays 0)."""
+    def record(self, machine, now, wall):
+        """The meters as a J_METERS record after the machine's last one, in a
+        buffer made once (valid until the next call), CRC filled in, with the
+        configuration in force: its id and the last wall time known under it
+        (the configuration tail, sicbo/records.py C_*)."""
         buf = self._rec
         n = len(buf)
-        journal.put_header(buf, 0, E.J_METERS, n, seq, rid, boot, now, wall)
-        self._pack(buf, journal.HEADER)
-        c = n - journal.CRC_LEN - journal.METERS_CONFIG
-        for i in range(6):
-            buf[c + i] = config_id[i]
-        buf[c + 6] = 0 if config_wall is None else 1
-        struct.pack_into("<I", buf, c + 8, config_wall or 0)
+        machine.put_next_header(buf, 0, R.J_METERS, n, now, wall)
+        self._pack(buf, R.HEADER)
+        c = n - R.CRC_LEN - R.METERS_CONFIG
+        for i in range(R.CONFIG_ID_LEN):
+            buf[c + R.C_ID + i] = machine.config_id[i]
+        known = machine.config_wall
+        buf[c + R.C_FLAGS] = 0 if known is None else 1
+        buf[c + R.C_FLAGS + 1] = 0
+        struct.pack_into("<I", buf, c + R.C_WALL, known or 0)
         journal.seal(buf, n)
         return buf
 
@@ -130,27 +131,29 @@ class Meters:
         (another number of channels)."""
         if end is None:
             end = len(b)
-        off = p + 4 * _NCOUNT + 32
-        if end < off + 2:
+        if end < p + R.METERS_HEAD:
             return False
-        n = b[off] | (b[off + 1] << 8)
-        if n != len(self.wins) or end < off + 2 + 4 * n:
+        n = b[p + R.P_CHANNELS] | (b[p + R.P_CHANNELS + 1] << 8)
+        if end < p + R.P_WINS + 4 * n:
             return False
-        for i in range(_NCOUNT):
-            self.counts[i] = struct.unpack_from("<I", b, p + 4 * i)[0]
-        for i in range(8):
-            self.void_reasons[i] = struct.unpack_from("<I", b, p + 4 * _NCOUNT + 4 * i)[0]
+        if n != len(self.wins):
+            if not self.any_table:
+                return False  # another table's
+            self.wins = [0] * n
+        for i in range(R.COUNTERS):
+            self.counts[i] = struct.unpack_from("<I", b, p + R.P_COUNTERS + 4 * i)[0]
+        for i in range(R.VOID_REASONS):
+            self.void_reasons[i] = struct.unpack_from("<I", b, p + R.P_VOID_REASONS + 4 * i)[0]
         for c in range(n):
-            self.wins[c] = struct.unpack_from("<I", b, off + 2 + 4 * c)[0]
+            self.wins[c] = struct.unpack_from("<I", b, p + R.P_WINS + 4 * c)[0]
         return True
 
 
 def checkpoint(machine, now, wall=None):
-    """A sealed J_METERS record of the machine's meters, with its next
-    sequence number: the first bytes of a new journal segment
-    (JournalStore(checkpoint=...)), in the meters' own buffer (valid until
-    the next checkpoint). The machine takes it like any record."""
-    rec = machine.meters.record(machine.seq + 1, machine.round, machine.boot, now, wall,
-                                machine.config_id, machine.config_wall)
+    """A J_METERS record of the machine's meters, after its last record: the
+    first bytes of a new journal segment (JournalStore(checkpoint=...)), in
+    the meters' own buffer (valid until the next checkpoint). The machine
+    takes it like any record."""
+    rec = machine.meters.record(machine, now, wall)
     machine.take(rec, 0)
     return rec

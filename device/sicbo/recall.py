@@ -9,8 +9,8 @@
 
 from micropython import const
 
-from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 from sicbo.meters import Meters
 from sicbo.roundstate import RoundState
 
@@ -55,7 +55,9 @@ class Recall:
         self.table = table
         self.keep = keep
         self.rounds = []  # RoundInfo, oldest first, at most keep
-        self.meters = Meters(table.channels, table)
+        # table None: a journal read without its table (diag with the files
+        # refused): no winning areas, no wins per area.
+        self.meters = Meters(table.channels if table is not None else None, table)
         # The journal's order as the round machine sees it (its checks), and
         # the meters counted there, as on the board (RoundState._apply).
         self.order = RoundState()
@@ -75,7 +77,7 @@ class Recall:
         code = self.order.take(data, off, gap)
         if code < 0:
             return  # a duplicate: never counted twice
-        if not code and data[off + 1] == E.J_METERS:
+        if not code and data[off + 1] == R.J_METERS:
             return  # counted by the order's _apply: nothing of a round
         # One Record, decoded anew for each record: a boot replays hundreds,
         # and what recall keeps of them are numbers, never the Record.
@@ -105,7 +107,7 @@ class Recall:
         """Tell the round a record belongs to (one that passed the checks of
         the RoundState that took it, and counted by its meters)."""
         t = rec.type
-        if t == E.J_ROUND:
+        if t == R.J_ROUND:
             rounds = self.rounds
             # A RoundInfo made ahead, or the oldest one made anew: a replay
             # of a full journal allocates no RoundInfo (and its attribute
@@ -125,34 +127,34 @@ class Recall:
         info = self.current(rec.round)
         if info is None:
             return
-        if t == E.J_ALARM:
+        if t == R.J_ALARM:
             info.alarms.append(rec.p(0))
-        elif t == E.J_VIOLATION:
+        elif t == R.J_VIOLATION:
             info.violations += 1
-        if t == E.J_BELL or t == E.J_RESULT or t == E.J_CORRECTION or t == E.J_VOID or (
-                t == E.J_PAYOUT):
+        if t == R.J_BELL or t == R.J_RESULT or t == R.J_CORRECTION or t == R.J_VOID or (
+                t == R.J_PAYOUT):
             when = (rec.boot, rec.ticks, rec.wall)
-        if t == E.J_BELL:
+        if t == R.J_BELL:
             info.bell = when
-        elif t == E.J_RESULT:
+        elif t == R.J_RESULT:
             info.dice = rec.dice()
             info.first_dice = info.dice
             info.result_time = when
             info.status = "paying"
-        elif t == E.J_CORRECTION:
+        elif t == R.J_CORRECTION:
             info.corrections.append((rec.dice(0), rec.dice(3), when))
             info.dice = rec.dice(3)
             info.status = "paying"
-        elif t == E.J_READER:
+        elif t == R.J_READER:
             info.reader = rec.dice()
-        elif t == E.J_HOLD:
+        elif t == R.J_HOLD:
             info.hold = (rec.dice(0), rec.dice(3))
-        elif t == E.J_VOID:
+        elif t == R.J_VOID:
             info.void_reason = rec.p(0)
             info.void_policy = rec.p(1)
             info.status = "void"
             info.ended = when
-        elif t == E.J_PAYOUT:
+        elif t == R.J_PAYOUT:
             info.status = "paid"
             info.ended = when
 

@@ -1,37 +1,27 @@
-# What a round is, as the journal says: the one place where the round's state
+# The round as the journal tells it: the one place where the round's state
 # changes. RoundState._apply(buf, off) applies one record; the live machine
-# (round.py) applies every record it writes, the boot applies the journal's
-# bytes (feed), through the same code. take() checks a record read back before
-# it is applied: a CRC proves only that the bytes are the ones written, so a
-# record its type, the sequence, the round or the state does not allow is
-# counted as damage and never applied (docs/journal.md, Recovery rules).
+# (roundmachine.py) applies every record it writes, the boot applies the
+# journal's bytes (feed), through the same code. take() checks a record read
+# back before it is applied: a CRC proves only that the bytes are the ones
+# written, so a record its type, the sequence, the round or the state does
+# not allow is counted as damage and never applied (docs/journal.md, Reading
+# and recovery rules).
 #
-# RoundMachine (round.py) is a RoundState; recall.py, diag and the host tools
-# use a bare RoundState to read a journal without a table's configuration.
-# The board's meters are counted here too (self.meters, sicbo.meters).
+# RoundMachine (roundmachine.py) is a RoundState; recall.py, diag and the host
+# tools use a bare RoundState to read a journal without a table's
+# configuration. The board's meters are counted here too (self.meters,
+# sicbo.meters). Every record written after the journal's last one, by the
+# machine or by anyone else (a meters checkpoint, a fault, a diag test), gets
+# its numbers from here (put_next_header, encode_next).
 
 from micropython import const
 
 from sicbo import events as E
-from sicbo.journal import (
-    CRC_LEN,
-    HEADER,
-    METERS_CONFIG,
-    METERS_HEAD,
-    Scanner,
-    check_payload,
-    u32,
-)
+from sicbo import records as R
+from sicbo.journal import FOLLOWS, Scanner, check_payload, encode, put_header, u32
 
-ENTRY_DICE = const(0)
-ENTRY_VOID = const(1)
 KEEP_DAMAGE = const(3)  # damaged records remembered one by one for J_DAMAGE
-
-# Bit s set: a record of this type may follow a record that left the round in
-# state s (index: J_* type). J_ROUND may start a round in any state: it is
-# where the replay finds its way again after a damaged record.
-_IN = (b"\x00\x7f\x7f\x02\x04\x08\x50\x60\x5e\x20\x7f\x70\x7f\x30\x38\x7f\x7f\x7f"
-       b"\x7f\x7f\x7f\x7f\x7f")
+_MAX_SENSORS = const(16)  # sensor ids are below this (RoundState.faults is a bit each)
 
 
 class RoundState:
@@ -51,16 +41,12 @@ class RoundState:
         self.alarm = False
         self.violation = False
         self.void_lit = False
-        self.faults = 0  # bit per sensor id
-        self.config_id = bytearray(6)  # of the last J_CONFIG: the files in force
+        self.faults = 0  # bit per sensor id (sicbo.events S_*)
+        self.config_id = bytearray(R.CONFIG_ID_LEN)  # of the last J_CONFIG: the files in force
         # The last wall-clock time known while those files were in force (the
         # J_CONFIG's, or a later record's), None if none: the approval check
-        # of a board whose clock is not set (appboot).
+        # of a board whose clock is not set (startup.py).
         self.config_wall = None
-        # The dealer's entry (not journaled: reset by every change of state).
-        self.entry_n = 0
-        self.entry_mode = ENTRY_DICE
-        self.void_reason = 0
         # Reading the journal.
         self.scanner = Scanner()
         self.synced = False  # the round's state is known (journal from seq 1, or a J_ROUND)
@@ -73,6 +59,25 @@ class RoundState:
         # for a reader that keeps no meters.
         self.meters = None
 
+    # ---- the next record ------------------------------------------------------
+
+    def put_next_header(self, buf, off, rtype, length, now, wall):
+        """The header of the record that follows the last one applied, at
+        buf[off] (no allocation): its sequence number, round id and boot count."""
+        put_header(buf, off, rtype, length, self.seq + 1,
+                   self.round + 1 if rtype == R.J_ROUND else self.round,
+                   self.boot + 1 if rtype == R.J_BOOT else self.boot, now, wall)
+
+    def encode_next(self, rtype, payload, now, wall):
+        """A record that follows the last one, as bytes (allocates: rare
+        records, never the round's), applied to this state like any record."""
+        rec = encode(rtype, self.seq + 1, self.round + 1 if rtype == R.J_ROUND else self.round,
+                     self.boot + 1 if rtype == R.J_BOOT else self.boot, now, wall, payload)
+        self.take(rec, 0)
+        return rec
+
+    # ---- reading the journal ----------------------------------------------------
+
     def feed(self, data):
         """Apply every valid record of one segment's bytes (bytes or memoryview,
         possibly ending in a torn record), in order; duplicates are ignored."""
@@ -82,17 +87,18 @@ class RoundState:
         """Check the CRC-valid record at b[o] and apply it: returns 0, or -1 for
         a duplicate (ignored), or the damage code E.BAD_* of a record that is
         counted and not applied. gap: records may be missing just before it."""
-        seq = u32(b, o + 4)
+        seq = u32(b, o + R.OFF_SEQ)
         if seq <= self.seq:
             self.duplicates += 1
             return -1
-        t = b[o + 1]
-        code = check_payload(t, b[o + 2] | (b[o + 3] << 8), b, o + HEADER)
-        head = True
+        t = b[o + R.OFF_TYPE]
+        code = check_payload(t, b[o + R.OFF_LENGTH] | (b[o + R.OFF_LENGTH + 1] << 8), b,
+                             o + R.HEADER)
+        in_order = True
         if self.seq:
             # After the first record: the sequence and round ids follow on.
-            rid = u32(b, o + 8)
-            nxt = self.round + 1 if t == E.J_ROUND else self.round
+            rid = u32(b, o + R.OFF_ROUND)
+            nxt = self.round + 1 if t == R.J_ROUND else self.round
             bad = self.bad_seq
             if bad and (seq == bad + 1 or seq == self.seq + 2):
                 # It follows on from a damaged record that took the place of
@@ -102,12 +108,12 @@ class RoundState:
                 gap = True
             if not (seq == self.seq + 1 or gap):
                 code = E.BAD_SEQ
-                head = False
+                in_order = False
             elif not (rid == nxt or gap and rid >= nxt):
                 code = E.BAD_ROUND
-                head = False
+                in_order = False
             elif not code and self.synced:
-                code = self._allowed(t, b, o + HEADER)
+                code = self._allowed(t, b, o + R.HEADER)
         elif seq == 1:
             self.synced = True  # the table's first record: the state is idle
         if code:
@@ -117,14 +123,13 @@ class RoundState:
                 d = self.damage
                 d[6 * k] = code
                 d[6 * k + 1] = t
-                for i in range(4):
-                    d[6 * k + 2 + i] = b[o + 4 + i]
+                _copy(b, o + R.OFF_SEQ, d, 6 * k + 2, 4)
             self.pending = k + 1
-            if head:
+            if in_order:
                 # Its sequence number and round id are in order: the next
                 # records follow on from them.
                 self.seq = seq
-                self.round = u32(b, o + 8)
+                self.round = u32(b, o + R.OFF_ROUND)
                 self.bad_seq = 0
             else:
                 self.bad_seq = seq
@@ -134,40 +139,46 @@ class RoundState:
         return 0
 
     def _allowed(self, t, b, p):
-        # What the record says against the state the journal left the round in.
+        # What the record says against the state the journal left the round
+        # in: the states its type may follow (sicbo/records.py), then what
+        # its payload must agree with.
         st = self.state
-        if not (_IN[t] >> st) & 1:
+        if not (FOLLOWS[t] >> st) & 1:
             return E.BAD_STATE
-        if t == E.J_RESULT or t == E.J_VOID:
+        if t == R.J_RESULT or t == R.J_VOID:
             ok = not (st == E.ST_HOLD and self.has_result)
-        elif t == E.J_CORRECTION:
-            ok = self.has_result and _same(b, p, self.dice)
-        elif t == E.J_HOLD:
-            ok = self.has_reader and _same(b, p + 3, self.reader) and (
-                st != E.ST_PAYING or _same(b, p, self.dice))
-        elif t == E.J_READER:
+        elif t == R.J_CORRECTION:
+            ok = self.has_result and _same(b, p + R.P_OLD_DICE, self.dice)
+        elif t == R.J_HOLD:
+            ok = self.has_reader and _same(b, p + R.P_READER_DICE, self.reader) and (
+                st != E.ST_PAYING or _same(b, p + R.P_DEALER_DICE, self.dice))
+        elif t == R.J_READER:
             ok = not self.has_reader
         else:
             ok = True
         return 0 if ok else E.BAD_STATE
 
+    # ---- the transition ------------------------------------------------------------
+
     def _apply(self, b, o):
-        # The transition of one record (sealed or not) at b[o].
-        t = b[o + 1]
-        self.seq = u32(b, o + 4)
-        self.round = u32(b, o + 8)
-        self.boot = b[o + 12] | (b[o + 13] << 8)
-        p = o + HEADER
+        """The transition of one record (sealed or not) at b[o]. True when it
+        set the round's state (a record of the round's procedure), False for
+        one that only notes something (an alarm, a key turn, the meters)."""
+        t = b[o + R.OFF_TYPE]
+        self.seq = u32(b, o + R.OFF_SEQ)
+        self.round = u32(b, o + R.OFF_ROUND)
+        self.boot = b[o + R.OFF_BOOT] | (b[o + R.OFF_BOOT + 1] << 8)
+        p = o + R.HEADER
+        end = o + (b[o + R.OFF_LENGTH] | (b[o + R.OFF_LENGTH + 1] << 8)) - R.CRC_LEN
         mt = self.meters
         if mt is not None:
             # Before the transition: a payout's wins are those of the result it pays.
-            mt.count(t, b, p, o + (b[o + 2] | (b[o + 3] << 8)) - CRC_LEN,
-                     self.dice if self.has_result else None)
-        if b[o + 14] & 1:  # journal.FLAG_WALL
-            self.config_wall = u32(b, o + 20)
-        elif t == E.J_CONFIG:
+            mt.count(t, b, p, end, self.dice if self.has_result else None)
+        if b[o + R.OFF_FLAGS] & R.FLAG_WALL:
+            self.config_wall = u32(b, o + R.OFF_WALL)
+        elif t == R.J_CONFIG:
             self.config_wall = None
-        if t == E.J_ROUND:
+        if t == R.J_ROUND:
             self.synced = True
             self.open_seq = self.seq
             self.has_result = False
@@ -176,82 +187,78 @@ class RoundState:
             self.void_lit = False
             self.alarm = False
             st = E.ST_SHAKING
-        elif t == E.J_OPEN:
+        elif t == R.J_OPEN:
             st = E.ST_OPEN
-        elif t == E.J_BELL:
+        elif t == R.J_BELL:
             st = E.ST_CLOSED
-        elif t == E.J_COVER_OFF:
+        elif t == R.J_COVER_OFF:
             st = E.ST_RESULT
-        elif t == E.J_RESULT or t == E.J_CORRECTION:
-            k = p if t == E.J_RESULT else p + 3
-            for i in range(3):
-                self.dice[i] = b[k + i]
+        elif t == R.J_RESULT or t == R.J_CORRECTION:
+            _copy(b, p + (R.P_DICE if t == R.J_RESULT else R.P_NEW_DICE), self.dice, 0, 3)
             self.has_result = True
             st = E.ST_PAYING
-        elif t == E.J_HOLD:
-            for i in range(3):
-                self.hold[i] = b[p + i]
-                self.reader[i] = b[p + 3 + i]
+        elif t == R.J_HOLD:
+            _copy(b, p + R.P_DEALER_DICE, self.hold, 0, 3)
+            _copy(b, p + R.P_READER_DICE, self.reader, 0, 3)
             self.has_reader = True
             st = E.ST_HOLD
-        elif t == E.J_READER:
-            for i in range(3):
-                self.reader[i] = b[p + i]
+        elif t == R.J_READER:
+            _copy(b, p + R.P_DICE, self.reader, 0, 3)
             self.has_reader = True
-            return
-        elif t == E.J_VOID or t == E.J_PAYOUT:
-            self.void_lit = t == E.J_VOID
+            return False
+        elif t == R.J_VOID or t == R.J_PAYOUT:
+            self.void_lit = t == R.J_VOID
             self.has_result = False
             self.has_reader = False
             self.open_seq = 0
             st = E.ST_IDLE
-        elif t == E.J_ALARM:
+        elif t == R.J_ALARM:
             self.alarm = True
-            if b[p] == E.R_SENSOR_FAULT:
-                self.faults |= 1 << (b[p + 1] & 15)
-            return
-        elif t == E.J_VIOLATION:
+            sensor = b[p + R.P_DETAIL]
+            if b[p + R.P_CODE] == E.R_SENSOR_FAULT and sensor < _MAX_SENSORS:
+                self.faults |= 1 << sensor
+            return False
+        elif t == R.J_VIOLATION:
             self.alarm = True
             self.violation = True
-            return
-        elif t == E.J_ALARM_CLEAR:
+            return False
+        elif t == R.J_ALARM_CLEAR:
             self.alarm = False
             self.faults = 0
-            return
-        elif t == E.J_BOOT:
+            return False
+        elif t == R.J_BOOT:
             self.faults = 0  # sensor faults are detected again, not resumed
-            return
-        elif t == E.J_CONFIG:
-            for i in range(6):
-                self.config_id[i] = b[p + i]
-            return
-        elif t == E.J_METERS:
+            return False
+        elif t == R.J_CONFIG:
+            _copy(b, p + R.P_CONFIG_ID, self.config_id, 0, R.CONFIG_ID_LEN)
+            return False
+        elif t == R.J_METERS:
             # A checkpoint carries the configuration in force: rotation may
-            # have deleted its J_CONFIG (journal.METERS_CONFIG).
-            q = p + METERS_HEAD - 2
-            c = q + 2 + 4 * (b[q] | (b[q + 1] << 8))
-            if c + METERS_CONFIG <= o + (b[o + 2] | (b[o + 3] << 8)) - CRC_LEN:
-                for i in range(6):
-                    self.config_id[i] = b[c + i]
-                if b[c + 6] & 1 and self.config_wall is None:
-                    self.config_wall = u32(b, c + 8)
-            return
-        elif t == E.J_DAMAGE:
+            # have deleted its J_CONFIG.
+            q = p + R.P_CHANNELS
+            c = p + R.P_WINS + 4 * (b[q] | (b[q + 1] << 8))
+            if c + R.METERS_CONFIG <= end:
+                _copy(b, c + R.C_ID, self.config_id, 0, R.CONFIG_ID_LEN)
+                if b[c + R.C_FLAGS] & 1 and self.config_wall is None:
+                    self.config_wall = u32(b, c + R.C_WALL)
+            return False
+        elif t == R.J_DAMAGE:
             # Reported: what was found before it is not reported again. A round
             # being paid is held for the supervisor (docs/journal.md).
             self.pending = 0
             if self.state != E.ST_PAYING:
-                return
+                return False
             st = E.ST_HOLD
         else:
-            return
+            return False
         self.state = st
-        self._entry_reset()
+        return True
 
-    def _entry_reset(self):
-        # (void_reason is reset when a void entry starts.)
-        self.entry_n = 0
-        self.entry_mode = ENTRY_DICE
+
+def _copy(b, p, out, at, n):
+    # b[p:p + n] into out[at:at + n], without the slice a copy would allocate.
+    for i in range(n):
+        out[at + i] = b[p + i]
 
 
 def _same(b, p, dice):

@@ -20,9 +20,6 @@ from host_tools.rules import add_table_argument, load_table
 NAME = "journal"
 HELP = "decode a table's journal: records, game recall, meters, a picture of a round"
 
-SHAKERS = ("solenoid", "electric", "manual")
-VOID_POLICIES = ("bets stay", "players choose")
-RESULT_SOURCES = ("dealer", "supervisor")
 # Every round is kept on the host (the board keeps the last 10).
 ALL_ROUNDS = 1 << 30
 
@@ -177,73 +174,69 @@ def _type_name(t):
 
 
 def _name(names, i):
-    return names[i] if 0 <= i < len(names) else None
+    return names[i] if 0 <= i < len(names) and names[i] != "?" else None
 
 
-def _dice(rec, first=0):
-    return [rec.p(first), rec.p(first + 1), rec.p(first + 2)]
-
-
-def _message(rec):
+def _message(code, detail):
     from sicbo import texts
     from sicbo.logtext import message_text
 
-    code = rec.p(0)
     known = texts.text(code) != "?"
-    return {"code": code, "text": message_text(code, rec.p(1)) if known else None}
+    return {"code": code, "text": message_text(code, detail) if known else None}
+
+
+def _declared(t):
+    from sicbo import records as R
+
+    for decl in R.RECORD_TYPES:
+        if decl[0] == t:
+            return decl
+    return None
 
 
 def fields(rec, table=None):
-    """The type's own fields of a record, by name (docs/journal.md)."""
-    from sicbo import events as E
+    """The type's own fields of a record, by name, as its declaration in
+    sicbo/records.py gives them (docs/journal.md, "JSON output"): a coded
+    field with names as its name and `<field>_code`; dice as a list; a
+    message as {code, text}."""
+    from sicbo import records as R
     from sicbo import texts
 
     t = rec.type
-    if t == E.J_ROUND:
-        return {"shaker": _name(SHAKERS, rec.p(0)), "shaker_code": rec.p(0)}
-    if t == E.J_RESULT:
-        return {"dice": _dice(rec), "source": _name(RESULT_SOURCES, rec.p(3)),
-                "source_code": rec.p(3)}
-    if t == E.J_CORRECTION:
-        return {"old_dice": _dice(rec), "new_dice": _dice(rec, 3)}
-    if t == E.J_VOID:
-        return {"reason": _name(texts.VOID_NAMES[1:], rec.p(0) - 1), "reason_code": rec.p(0),
-                "policy": _name(VOID_POLICIES, rec.p(1)), "policy_code": rec.p(1)}
-    if t in (E.J_ALARM, E.J_REFUSED):
-        return {"message": _message(rec), "detail": rec.p(1)}
-    if t == E.J_VIOLATION:
-        return {"message": _message(rec)}
-    if t == E.J_HOLD:
-        return {"dealer_dice": _dice(rec), "reader_dice": _dice(rec, 3)}
-    if t == E.J_READER:
-        return {"dice": _dice(rec)}
-    if t == E.J_SUPERVISOR:
-        return {"key": "on" if rec.p(0) else "off"}
-    if t == E.J_RESUME:
-        return {"state": _name(texts.STATE_NAMES, rec.p(0)), "state_code": rec.p(0),
-                "found": _name(texts.STATE_NAMES, rec.p(1)), "found_code": rec.p(1)}
-    if t == E.J_METERS:
+    if t == R.J_METERS:
         return {"meters": _meters(rec.payload, table)}
-    if t == E.J_CONFIG:
-        return {"config_id": binascii.hexlify(bytes(rec.payload[:6])).decode()}
-    if t == E.J_DIAG:
-        return {"test": _name(texts.DIAG_NAMES[1:], rec.p(0) - 1), "test_code": rec.p(0)}
-    if t == E.J_BOOT:
-        return {"reset_cause": rec.p(0)}  # machine.reset_cause() of the board
-    if t == getattr(E, "J_FAULT", -1):
-        return {"stage": rec.p(0), "kind": rec.p(1), "detail": rec.p(2)}
-    if t == getattr(E, "J_DAMAGE", -1):
-        code = rec.p(0)
-        return {"found": {"code": code, "reason": damage_name(code),
-                          "type": _type_name(rec.p(1)),
-                          "seq": struct.unpack_from("<I", bytes(rec.payload[2:6]) + bytes(4))[0]}}
-    return {}
+    decl = _declared(t)
+    if decl is None:
+        return {}
+    p = bytes(rec.payload) + bytes(R.PAYLOAD)  # a short payload reads as zeros
+    out = {}
+    for name, off, size, kind, _lo, _hi, names in decl[2]:
+        if kind == "dice":
+            out[name] = list(p[off:off + size])
+        elif kind == "bytes":
+            out[name] = binascii.hexlify(p[off:off + size]).decode()
+        elif kind == "u32":
+            out[name] = struct.unpack_from("<I", p, off)[0]
+        elif names == "MESSAGE":
+            out[name] = _message(p[off], p[R.P_DETAIL])
+        elif names is not None:
+            out[name] = _name(getattr(texts, names), p[off])
+            out[name + "_code"] = p[off]
+        else:
+            out[name] = p[off]
+    if t == R.J_DAMAGE:
+        # What the board found: another record, named as the host names it.
+        code = out["code_code"]
+        out = {"found": {"code": code, "reason": damage_name(code),
+                         "type": _type_name(out["type"]), "seq": out["seq"]}}
+    return out
 
 
 def _meters(payload, table):
+    from sicbo import records as R
     from sicbo.meters import Meters
 
-    off = 4 * 16
+    off = R.P_CHANNELS
     if len(payload) < off + 2:
         return None
     n = struct.unpack_from("<H", payload, off)[0]

@@ -18,13 +18,14 @@ from host_tools.simclient import TableClient
 from host_tools.vboard import VirtualBoard
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 # The virtual board's wiring with the shortest timings a board file allows
 # (rounds well under a second), and the full 2004 table.
 BOARD = os.path.join(REPO, "bench", "virtual-fast.json")
 TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 SICBO = os.path.join(os.path.dirname(sys.executable), "sicbo")
-# What the app prints once the table runs (device/appboot.py), and what a
+# What the app prints once the table runs (device/startup.py), and what a
 # boot that does not get there prints.
 RUNNING = re.compile(r"^sicbo: (.*), round (\d+), state (\S+)\s*$")
 FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call last)",
@@ -190,10 +191,10 @@ class Board:
         os.makedirs(dest)
         for name in segments(folder):
             shutil.copy(os.path.join(folder, name), os.path.join(dest, name))
-        import shell  # the firmware's: where the cache lives beside the board file
+        import tablefiles  # the firmware's: where the cache lives beside the board file
 
-        cache = getattr(shell, "CACHE_NAME", None)
-        if cache and os.path.exists(os.path.join(folder, cache)):
+        cache = tablefiles.CACHE_NAME
+        if os.path.exists(os.path.join(folder, cache)):
             shutil.copy(os.path.join(folder, cache), os.path.join(self.vb.fs, cache))
 
     # ---- the dealer ---------------------------------------------------------------
@@ -255,9 +256,9 @@ def settled(records: list[journal.Record]) -> dict[int, list[str]]:
     """round -> how the journal ended it (paid, void), each record once."""
     out: dict[int, list[str]] = {}
     for r in records:
-        if r.type == E.J_PAYOUT:
+        if r.type == R.J_PAYOUT:
             out.setdefault(r.round, []).append("paid")
-        elif r.type == E.J_VOID:
+        elif r.type == R.J_VOID:
             out.setdefault(r.round, []).append("void")
     return out
 
@@ -278,5 +279,5 @@ def play_and_check(b: Board, first_round: int, n: int, mark: int) -> None:
     for i, dice in enumerate(plan):
         rid = first_round + 1 + i
         assert ends.get(rid) == ["paid" if dice else "void"], (rid, ends.get(rid))
-    faults = [r for r in read_records(b.journal_dir) if r.type == E.J_FAULT]
+    faults = [r for r in read_records(b.journal_dir) if r.type == R.J_FAULT]
     assert not faults, faults

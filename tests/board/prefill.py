@@ -1,6 +1,6 @@
 """Journals filled to their cap by the firmware itself, elsewhere (bench/
 board_heap.py's worker: the same .mpy or frozen firmware, the same board and
-table files, through appboot.open_table on the simulated machine), to be
+table files, through startup.open_table on the simulated machine), to be
 copied into a virtual board's /journal; and what the tests do after a boot."""
 
 from __future__ import annotations

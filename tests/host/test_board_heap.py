@@ -8,8 +8,8 @@ import os
 import pytest
 
 from host_tools import REPO
-from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 
 def _bench():
@@ -30,9 +30,9 @@ def _full(tmp_path, bench):
     folder = tmp_path / "full"
     folder.mkdir(exist_ok=True)
     data = b"".join(journal.encode(t, seq, 1, 1, 0, None, p) for seq, t, p in (
-        (1, E.J_ROUND, bytes(8)), (2, E.J_OPEN, bytes(8)), (3, E.J_BELL, bytes(8)),
-        (4, E.J_COVER_OFF, bytes(8)), (5, E.J_RESULT, bytes((1, 2, 3, 0, 0, 0, 0, 0))),
-        (6, E.J_PAYOUT, bytes(8))))
+        (1, R.J_ROUND, bytes(8)), (2, R.J_OPEN, bytes(8)), (3, R.J_BELL, bytes(8)),
+        (4, R.J_COVER_OFF, bytes(8)), (5, R.J_RESULT, bytes((1, 2, 3, 0, 0, 0, 0, 0))),
+        (6, R.J_PAYOUT, bytes(8))))
     (folder / "j00000001.log").write_bytes(data)
     return str(folder)
 

@@ -7,8 +7,8 @@ import os
 
 from host_tools import REPO
 from host_tools.cli import main
-from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 CHAIN_BOARD = os.path.join(REPO, "board_config", "boards", "virtual-chain.json")
 
@@ -25,7 +25,7 @@ def test_rounds_played_through_the_key_chain(tmp_path, capsys):
         with open(os.path.join(jdir, name), "rb") as f:
             recs.extend(journal.records(f.read()))
     types = [r.type for r in recs]
-    assert types.count(E.J_PAYOUT) + types.count(E.J_VOID) == 2, types
-    assert E.J_FAULT not in types and E.J_DAMAGE not in types, types
+    assert types.count(R.J_PAYOUT) + types.count(R.J_VOID) == 2, types
+    assert R.J_FAULT not in types and R.J_DAMAGE not in types, types
     # every key of a round went through the chain: bell, faces, confirm, payout
-    assert E.J_BELL in types and E.J_COVER_OFF in types
+    assert R.J_BELL in types and R.J_COVER_OFF in types

@@ -6,6 +6,7 @@ import json
 from appkit import Table, reboot, table_dict
 
 from host_tools.cli import main
+from sicbo import records as R
 
 
 def played(tmp_path):
@@ -117,22 +118,23 @@ def test_meters_checkpoint_and_correction_fields(tmp_path, capsys):
 
     from sicbo import events as E
     from sicbo import journal, meters, settle
+    from sicbo import records as R
     from sicbo.config import parse_table
 
     st = settle.SettlementTable(parse_table(td()))
     m = meters.Meters(st.channels)
     m.counts[0] = 7  # rounds
     m.wins[4] = 3
-    data = (journal.encode(E.J_METERS, 1, 7, 1, 5, 0, m.payload())
-            + journal.encode(E.J_ROUND, 2, 8, 1, 6, 86400, bytes(8))
-            + journal.encode(E.J_CORRECTION, 3, 8, 1, 7, None, bytes((1, 2, 3, 4, 5, 6, 0, 0)))
-            + journal.encode(E.J_HOLD, 4, 8, 1, 8, None, bytes((1, 2, 3, 1, 2, 4, 0, 0)))
-            + journal.encode(E.J_CONFIG, 5, 8, 2, 9, None, bytes((0xAB, 1, 2, 3, 4, 0xCD, 0, 0)))
-            + journal.encode(E.J_DIAG, 6, 8, 2, 9, None, bytes((E.D_BELL, 0, 0, 0, 0, 0, 0, 0)))
-            + journal.encode(E.J_RESUME, 7, 8, 2, 9, None, bytes((E.ST_PAYING, E.ST_PAYING))
+    data = (journal.encode(R.J_METERS, 1, 7, 1, 5, 0, m.payload())
+            + journal.encode(R.J_ROUND, 2, 8, 1, 6, 86400, bytes(8))
+            + journal.encode(R.J_CORRECTION, 3, 8, 1, 7, None, bytes((1, 2, 3, 4, 5, 6, 0, 0)))
+            + journal.encode(R.J_HOLD, 4, 8, 1, 8, None, bytes((1, 2, 3, 1, 2, 4, 0, 0)))
+            + journal.encode(R.J_CONFIG, 5, 8, 2, 9, None, bytes((0xAB, 1, 2, 3, 4, 0xCD, 0, 0)))
+            + journal.encode(R.J_DIAG, 6, 8, 2, 9, None, bytes((E.D_BELL, 0, 0, 0, 0, 0, 0, 0)))
+            + journal.encode(R.J_RESUME, 7, 8, 2, 9, None, bytes((E.ST_PAYING, E.ST_PAYING))
                              + bytes(6))
-            + journal.encode(E.J_SUPERVISOR, 8, 8, 2, 9, None, bytes((1,)) + bytes(7))
-            + journal.encode(E.J_REFUSED, 9, 8, 2, 9, None,
+            + journal.encode(R.J_SUPERVISOR, 8, 8, 2, 9, None, bytes((1,)) + bytes(7))
+            + journal.encode(R.J_REFUSED, 9, 8, 2, 9, None,
                              bytes((E.R_CLASP_OPEN, 1)) + bytes(6)))
     f = tmp_path / "j.log"
     f.write_bytes(data)
@@ -190,26 +192,25 @@ def _rec(t, seq, rid, payload=bytes(8)):
     return journal.encode(t, seq, rid, 1, 1000 + seq, None, payload)
 
 
-def _round(E, seq, rid, result):
+def _round(seq, rid, result):
     """The records of one round from J_ROUND to J_PAYOUT, result: its J_RESULT
     payload; seq: the first sequence number."""
-    return [_rec(E.J_ROUND, seq, rid), _rec(E.J_OPEN, seq + 1, rid),
-            _rec(E.J_BELL, seq + 2, rid), _rec(E.J_COVER_OFF, seq + 3, rid),
-            _rec(E.J_RESULT, seq + 4, rid, result)]
+    return [_rec(R.J_ROUND, seq, rid), _rec(R.J_OPEN, seq + 1, rid),
+            _rec(R.J_BELL, seq + 2, rid), _rec(R.J_COVER_OFF, seq + 3, rid),
+            _rec(R.J_RESULT, seq + 4, rid, result)]
 
 
 def forged(tmp_path):
     """Three rounds, each with one CRC-valid record that its type does not
     allow: dice 0-7-6 (seq 6); a 28-byte J_RESULT, no payload (seq 13); a
     J_CORRECTION of 1-2-3 to 9-0-1 (seq 20). Then a good round of 6-6-6."""
-    from sicbo import events as E
 
-    recs = [_rec(E.J_BOOT, 1, 0)]
-    recs += _round(E, 2, 1, bytes((0, 7, 6, 0, 0, 0, 0, 0))) + [_rec(E.J_PAYOUT, 7, 1)]
-    recs += _round(E, 8, 2, b"")[:4] + [_rec(E.J_RESULT, 12, 2, b""), _rec(E.J_PAYOUT, 13, 2)]
-    recs += _round(E, 14, 3, bytes((1, 2, 3, 0, 0, 0, 0, 0))) + [
-        _rec(E.J_CORRECTION, 19, 3, bytes((1, 2, 3, 9, 0, 1, 0, 0))), _rec(E.J_PAYOUT, 20, 3)]
-    recs += _round(E, 21, 4, bytes((6, 6, 6, 0, 0, 0, 0, 0))) + [_rec(E.J_PAYOUT, 26, 4)]
+    recs = [_rec(R.J_BOOT, 1, 0)]
+    recs += _round(2, 1, bytes((0, 7, 6, 0, 0, 0, 0, 0))) + [_rec(R.J_PAYOUT, 7, 1)]
+    recs += _round(8, 2, b"")[:4] + [_rec(R.J_RESULT, 12, 2, b""), _rec(R.J_PAYOUT, 13, 2)]
+    recs += _round(14, 3, bytes((1, 2, 3, 0, 0, 0, 0, 0))) + [
+        _rec(R.J_CORRECTION, 19, 3, bytes((1, 2, 3, 9, 0, 1, 0, 0))), _rec(R.J_PAYOUT, 20, 3)]
+    recs += _round(21, 4, bytes((6, 6, 6, 0, 0, 0, 0, 0))) + [_rec(R.J_PAYOUT, 26, 4)]
     f = tmp_path / "forged.log"
     f.write_bytes(b"".join(recs))
     return str(f)

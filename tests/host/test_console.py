@@ -1,4 +1,4 @@
-"""The board's compact console lines (device/app.py) rendered on the host
+"""The board's compact console lines (device/controller.py) rendered on the host
 (host_tools/console.py, `sicbo console`): the same text the firmware's
 sicbo.logtext gives, and anything else left as it is."""
 
@@ -8,6 +8,7 @@ from host_tools.console import render
 from host_tools.rules import load_table
 from sicbo import events as E
 from sicbo import journal, logtext
+from sicbo import records as R
 
 
 def _line(rec):
@@ -16,7 +17,7 @@ def _line(rec):
 
 def test_a_journal_record_renders_as_logtext_says():
     _cfg, table = load_table(None)
-    rec = journal.encode(E.J_RESULT, 37, 5, 2, 1000, 86400, bytes((1, 1, 3, 0, 0, 0, 0, 0)))
+    rec = journal.encode(R.J_RESULT, 37, 5, 2, 1000, 86400, bytes((1, 1, 3, 0, 0, 0, 0, 0)))
     text = render(_line(rec), table)
     assert text == logtext.journal_line(journal.Record(rec, 0), table)
     assert "result" in text and "1-1-3" in text and "2000-01-02" in text
@@ -29,7 +30,7 @@ def test_a_dealer_message_renders_with_its_detail():
 
 
 def test_damaged_and_other_lines_are_shown_as_they_are():
-    rec = bytearray(journal.encode(E.J_BELL, 3, 1, 1, 5, None))
+    rec = bytearray(journal.encode(R.J_BELL, 3, 1, 1, 5, None))
     rec[9] ^= 1  # the CRC no longer matches
     assert render(_line(rec)).endswith("(not a valid record)")
     assert render("J zz") == "J zz"

@@ -343,10 +343,10 @@ def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
         assert r.current and r.mpremote_runs == 1
         assert r.summary().startswith("board up to date: frozen firmware " + code)
         # a code file on the filesystem would shadow the frozen module: removed
-        with open(os.path.join(vb.fs, "shell.mpy"), "wb") as f:
+        with open(os.path.join(vb.fs, "faults.mpy"), "wb") as f:
             f.write(b"M")
         r = run_deploy(vb, device, reset=False)
-        assert r.removed == ["shell.mpy"] and r.copied == []
+        assert r.removed == ["faults.mpy"] and r.copied == []
         # main.py (the entry, not frozen code) is copied when it differs
         os.remove(os.path.join(vb.fs, "main.py"))
         r = run_deploy(vb, device, reset=False)
@@ -491,11 +491,10 @@ def test_cli_nothing_at_the_port(tmp_path):
 
 def test_the_cache_deploy_writes_is_one_the_board_accepts(tmp_path):
     # deploy keys the configuration cache from the files' texts; the board
-    # keys it with appboot.file_digest of the files as written, and names it
-    # shell.CACHE_NAME: the same key and name, or the board parses again.
-    import shell
+    # keys it with tablefiles.config_id of the files as written, and names it
+    # tablefiles.CACHE_NAME: the same key and name, or the board parses again.
+    import tablefiles
 
-    import appboot
     from sicbo import cache
 
     board_text, table_text, board, table = dp.check_config(BOARD, TABLE)
@@ -503,7 +502,7 @@ def test_the_cache_deploy_writes_is_one_the_board_accepts(tmp_path):
     (tmp_path / dp.TABLE_FILE).write_bytes(table_text.encode("utf-8"))
     (tmp_path / dp.CACHE_FILE).write_bytes(
         dp.config_cache(board_text, table_text, board, table).encode("utf-8"))
-    assert dp.CACHE_FILE == shell.CACHE_NAME
-    key = appboot.file_digest(str(tmp_path / dp.BOARD_FILE), str(tmp_path / dp.TABLE_FILE))
+    assert dp.CACHE_FILE == tablefiles.CACHE_NAME
+    key = tablefiles.config_id(str(tmp_path / dp.BOARD_FILE), str(tmp_path / dp.TABLE_FILE))
     got = cache.load(str(tmp_path / dp.CACHE_FILE), key)
     assert got is not None and got[1].name == table.name and got[0].name == board.name

@@ -11,11 +11,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from roundkit import Rig, make_cfg, snapshot
+from roundkit import Rig, levels, make_cfg, snapshot
 from sicbo import events as E
 from sicbo import journal, recall
+from sicbo import records as R
 from sicbo.meters import Meters
-from sicbo.round import RoundMachine
+from sicbo.roundmachine import RoundMachine
 from sicbo.settle import channel_on
 
 EXAMPLES = int(os.environ.get("SICBO_STATEFUL_EXAMPLES", "60"))
@@ -55,8 +56,9 @@ class RoundProperties(RuleBasedStateMachine):
         self.rig.m = m
         self.rig.now += 5000
         lv = self.levels
-        self.rig._drain(m.resume(self.rig.now, None, lv["cover"], lv["clasp_l"],
-                                 lv["clasp_r"], lv["supervisor"], self.boots & 3))
+        self.rig._drain(m.resume(self.rig.now, None, levels(lv["cover"], lv["clasp_l"],
+                                                            lv["clasp_r"], lv["supervisor"]),
+                                 self.boots & 3))
         self.boots += 1
         self.check_step()
 
@@ -119,7 +121,7 @@ class RoundProperties(RuleBasedStateMachine):
         rounds = {}
         for r in recs:
             assert r.round >= last_round  # round ids only increase
-            if r.type == E.J_ROUND:
+            if r.type == R.J_ROUND:
                 assert r.round > last_round
                 rounds[r.round] = []
             last_round = r.round
@@ -128,16 +130,16 @@ class RoundProperties(RuleBasedStateMachine):
         for rid, rs in rounds.items():
             types = [r.type for r in rs]
             # At most one effective result: one J_RESULT, then only corrections.
-            assert types.count(E.J_RESULT) <= 1, (rid, types)
-            if E.J_RESULT in types:
+            assert types.count(R.J_RESULT) <= 1, (rid, types)
+            if R.J_RESULT in types:
                 # Never a result before the bell.
-                assert E.J_BELL in types[:types.index(E.J_RESULT)], (rid, types)
-            if E.J_VOID in types:
+                assert R.J_BELL in types[:types.index(R.J_RESULT)], (rid, types)
+            if R.J_VOID in types:
                 # A void round pays nothing.
-                assert E.J_RESULT not in types and E.J_PAYOUT not in types, (rid, types)
-                assert E.J_CORRECTION not in types
+                assert R.J_RESULT not in types and R.J_PAYOUT not in types, (rid, types)
+                assert R.J_CORRECTION not in types
             for r in rs:
-                if r.type == E.J_CORRECTION:
+                if r.type == R.J_CORRECTION:
                     assert r.dice(0) != r.dice(3)
 
     @invariant()

@@ -218,8 +218,8 @@ def test_a_forged_record_is_reported_as_damage_and_the_table_plays_on(table, cap
     # A CRC-valid J_RESULT with impossible dice (0-7-6) at the end of the
     # board's journal: the board starts, journals the damage, and plays on;
     # diag and sicbo journal report it as damage, never with a traceback.
-    from sicbo import events as E
     from sicbo import journal as jfmt
+    from sicbo import records as R
 
     vb, client = table
     vb.power_cut()
@@ -230,7 +230,7 @@ def test_a_forged_record_is_reported_as_damage_and_the_table_plays_on(table, cap
         with open(os.path.join(jdir, n), "rb") as f:
             recs.extend(jfmt.records(f.read()))
     last = recs[-1]
-    forged = jfmt.encode(E.J_RESULT, last.seq + 1, last.round, last.boot, last.ticks + 5,
+    forged = jfmt.encode(R.J_RESULT, last.seq + 1, last.round, last.boot, last.ticks + 5,
                          last.wall, bytes((0, 7, 6, 0, 0, 0, 0, 0)))
     with open(os.path.join(jdir, names[-1]), "ab") as f:
         f.write(forged)

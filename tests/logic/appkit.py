@@ -1,4 +1,4 @@
-# The whole controller (device/app.py) on the simulated machine, for the
+# The whole controller (device/controller.py) on the simulated machine, for the
 # portable tests: a board wired like board_config/boards/virtual.json, a small
 # 2004 table, a journal in a fresh folder under /tmp, and a manual clock that
 # the rig advances in POLL_MS steps, polling as the app's tasks would.
@@ -98,17 +98,15 @@ _TEMPLATE = []
 def _template():
     """The default files and their cache, made before the controller's code is
     loaded (as a board checks new files in a boot of their own)."""
-    import shell
-
-    import appboot
-    from sicbo import cache
+    import memory
+    import tablefiles
 
     folder = fresh_folder()
     write_files(folder)
-    b, c = appboot.load(folder + "/board.json", folder + "/table.json")
-    cache.save(folder + "/config.cache", b, c,
-               appboot.file_digest(folder + "/board.json", folder + "/table.json"))
-    shell.unload_boot(shell.PARSERS)
+    b, c = tablefiles.parse(folder + "/board.json", folder + "/table.json")
+    tablefiles.keep(folder + "/board.json", b, c,
+                    tablefiles.config_id(folder + "/board.json", folder + "/table.json"))
+    memory.forget(tablefiles.PARSERS)
     _TEMPLATE.append(folder)
 
 
@@ -116,7 +114,7 @@ RTC_NOW = (2026, 11, 30, 0, 12, 0, 0, 0)  # after the test table's effective dat
 
 
 class Table:
-    """A table started as main.py starts one (appboot.open_table: files,
+    """A table started as main.py starts one (faults.boot: files,
     journal replay, hardware, resume), on the sim board with the cover off,
     clasps open, keys up, and the RTC set."""
 
@@ -135,21 +133,17 @@ class Table:
         with open(self.folder + "/table.json") as f:
             lamps = len(json.load(f)["lamp_order"])
         machine.sim_attach_595(2, LATCH, (lamps + 7) >> 3)
-        import shell
-
-        import appboot
+        import faults
 
         for _power_on in range(2):  # a second one after the files were first cached
-            self.boot = shell.Boot(self.folder + "/fault.txt")  # not the host's /fault.txt
             self.log = []
-            self.ctl = appboot.open_table(
-                self.boot, self.folder + "/board.json", self.folder + "/table.json",
-                self.folder, cause=machine.reset_cause(), rtc=machine.RTC(),
-                ticks_ms=machine.sim_ticks_ms, log=self.log.append)
-            if not self.boot.restart:
+            # Not the host's /fault.txt.
+            self.faults = faults.Faults(self.folder + "/fault.txt", self.log.append)
+            self.ctl, restart = faults.boot(
+                self.faults, self.folder + "/board.json", self.folder + "/table.json",
+                self.folder, log=self.log.append, ticks_ms=machine.sim_ticks_ms)
+            if not restart:
                 break
-        del appboot
-        shell.unload_boot()
         if self.ctl is None:
             assert expect_refusal, "the table did not start: %r" % self.log
             self.hw = self.store = self.m = self.cfg = self.table = None
@@ -171,7 +165,7 @@ class Table:
     def run(self, ms):
         """Advance the clock by ms, polling like the app's tasks."""
         while ms > 0:
-            step = app.POLL_MS if ms > app.POLL_MS else ms
+            step = controller.POLL_MS if ms > controller.POLL_MS else ms
             machine.sim_advance(step)
             now = machine.sim_ticks_ms()
             self.ctl.poll(now)
@@ -282,7 +276,8 @@ def reboot(t, **kw):
 
 _template()
 gc.collect()
-import app  # noqa: E402  the controller's code, once the files are cached
+import controller  # noqa: E402  the controller's code, once the files are cached
+
 from sicbo import events as E  # noqa: E402
 from sicbo import settle  # noqa: E402
 

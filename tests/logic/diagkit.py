@@ -4,8 +4,8 @@ import machine
 from appkit import Table, board_dict
 
 import diag
-from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 _out = []
 
@@ -72,7 +72,7 @@ def _diag_records(t):
     st = JournalStore(t.folder)
     out = []
     for data in st.read_all():
-        out.extend([(r.type, r.p(0)) for r in journal.records(data) if r.type == E.J_DIAG])
+        out.extend([(r.type, r.p(0)) for r in journal.records(data) if r.type == R.J_DIAG])
     st.close()
     return out
 

@@ -3,7 +3,8 @@
 
 from sicbo import areas, journal
 from sicbo import events as E
-from sicbo.round import RoundMachine
+from sicbo import signals as S
+from sicbo.roundmachine import RoundMachine
 from sicbo.settle import channel_on
 
 AREAS = ["SMALL", "BIG", "ODD", "EVEN", "SINGLE_1", "SINGLE_2", "SINGLE_3", "SINGLE_4",
@@ -33,12 +34,29 @@ class Cfg:
         return self.odds[area] != 0
 
 
+def levels(cover=0, clasp_l=0, clasp_r=0, supervisor=0, shake=0):
+    """The level signals as RoundMachine.resume takes them (sicbo.signals order)."""
+    lv = bytearray(S.LEVELS)
+    lv[S.COVER] = cover
+    lv[S.CLASP_LEFT] = clasp_l
+    lv[S.CLASP_RIGHT] = clasp_r
+    lv[S.SHAKE] = shake
+    lv[S.SUPERVISOR] = supervisor
+    return lv
+
+
+def sensed(m):
+    """(cover, clasp left, clasp right, supervisor) as the machine knows them."""
+    lv = m.levels
+    return (lv[S.COVER], lv[S.CLASP_LEFT], lv[S.CLASP_RIGHT], lv[S.SUPERVISOR])
+
+
 def make_cfg(shaker="solenoid", void_policy="bets_stay", resume_policy="void"):
     return Cfg(shaker, void_policy, resume_policy)
 
 
 class Rig:
-    """A round machine driven like the shell drives it: records written to an
+    """A round machine driven like the controller drives it: records written to an
     in-memory journal before the commands are collected."""
 
     def __init__(self, cfg=None, wall=None, machine=None, **kw):
@@ -159,7 +177,7 @@ def booted(r, cover=1, clasp_l=1, clasp_r=1, supervisor=0, cause=0, cfg=None):
     b = Rig(m.cfg, machine=m)
     b.journal = bytearray(r.journal)
     b.now = r.now + 1000
-    b._drain(m.resume(b.now, 780000000, cover, clasp_l, clasp_r, supervisor, cause))
+    b._drain(m.resume(b.now, 780000000, levels(cover, clasp_l, clasp_r, supervisor), cause))
     return b
 
 

@@ -4,6 +4,7 @@ import machine
 from appkit import BELL, SOLENOID, Table, reboot, table_dict
 
 from sicbo import events as E
+from sicbo import records as R
 
 
 def test_whole_round_through_the_pins():
@@ -34,7 +35,7 @@ def test_whole_round_through_the_pins():
     assert t.state() == E.ST_IDLE
     assert t.m.round == 1
     types = t.types()
-    for rt in (E.J_BOOT, E.J_ROUND, E.J_OPEN, E.J_BELL, E.J_COVER_OFF, E.J_RESULT, E.J_PAYOUT):
+    for rt in (R.J_BOOT, R.J_ROUND, R.J_OPEN, R.J_BELL, R.J_COVER_OFF, R.J_RESULT, R.J_PAYOUT):
         assert rt in types, rt
     t.close()
 
@@ -51,7 +52,7 @@ def test_journal_written_before_the_lamps_change():
     t.run(60)
     # The winning lamps are lit, and the result is already on the journal.
     assert "TRIPLE_3" in t.lit()
-    results = [r for r in t.journal() if r.type == E.J_RESULT]
+    results = [r for r in t.journal() if r.type == R.J_RESULT]
     assert len(results) == 1 and results[0].dice() == (3, 3, 3)
     t.close()
 
@@ -64,7 +65,7 @@ def test_no_shake_with_a_clasp_open():
     t.press("shake")
     assert t.state() == E.ST_IDLE
     assert machine.sim_on_time(SOLENOID) == []
-    assert E.J_REFUSED in t.types()
+    assert R.J_REFUSED in t.types()
     # The console's compact line: the dealer is shown the refusal, right clasp open.
     assert t.log[-1] == "D %d 2" % E.R_CLASP_OPEN, t.log[-3:]
     t.close()
@@ -77,7 +78,7 @@ def test_tamper_between_shake_and_bell_voids_and_lights_alarm():
     t.run(60)
     assert t.state() == E.ST_IDLE
     assert "ALARM" in t.lit() and "VOID" in t.lit()
-    voids = [r for r in t.journal() if r.type == E.J_VOID]
+    voids = [r for r in t.journal() if r.type == R.J_VOID]
     assert len(voids) == 1 and voids[0].p(0) == E.V_TAMPER
     t.close()
 
@@ -95,8 +96,8 @@ def test_power_cut_while_paying_comes_back_paying_with_lamps_lit():
     assert "DOUBLE_1" not in t2.lit() and "PAYING" in t2.lit() and "SINGLE_5" in t2.lit()
     t2.press("key_payout")
     assert t2.state() == E.ST_IDLE
-    paid = [r for r in t2.journal() if r.type == E.J_PAYOUT]
-    results = [r for r in t2.journal() if r.type == E.J_RESULT]
+    paid = [r for r in t2.journal() if r.type == R.J_PAYOUT]
+    results = [r for r in t2.journal() if r.type == R.J_RESULT]
     assert len(paid) == 1 and len(results) == 1
     t2.close()
 
@@ -109,18 +110,18 @@ def test_round_ids_increase_across_reboots():
     t2 = reboot(t)
     t2.play(6, 6, 6)
     assert t2.m.round == 3
-    rounds = [r.round for r in t2.journal() if r.type == E.J_ROUND]
+    rounds = [r.round for r in t2.journal() if r.type == R.J_ROUND]
     assert rounds == [1, 2, 3]
     t2.close()
 
 
 def test_configuration_change_is_journaled_once():
     t = Table()
-    assert t.types().count(E.J_CONFIG) == 1
+    assert t.types().count(R.J_CONFIG) == 1
     t2 = reboot(t)
-    assert t2.types().count(E.J_CONFIG) == 1  # the same files: no change
+    assert t2.types().count(R.J_CONFIG) == 1  # the same files: no change
     t3 = reboot(t2, table=table_dict(name="test table, new odds"))
-    assert t3.types().count(E.J_CONFIG) == 2
+    assert t3.types().count(R.J_CONFIG) == 2
     t3.close()
 
 
@@ -152,7 +153,7 @@ def test_dice_reader_disagreeing_holds_the_round():
     t.run(60)
     t.enter(1, 2, 3)
     assert t.state() == E.ST_HOLD
-    assert E.J_HOLD in t.types()
+    assert R.J_HOLD in t.types()
     t.close()
 
 
@@ -168,7 +169,7 @@ def test_chattering_cover_raises_a_fault_not_a_flood():
         machine.sim_advance(2)
         t.ctl.poll(t.now())
     t.run(100)
-    alarms = [r for r in t.journal() if r.type == E.J_ALARM and r.p(0) == E.R_SENSOR_FAULT]
+    alarms = [r for r in t.journal() if r.type == R.J_ALARM and r.p(0) == E.R_SENSOR_FAULT]
     assert len(alarms) == 1 and alarms[0].p(1) == E.S_COVER
     assert t.ctl.events - before < 5
     assert t.state() == E.ST_IDLE  # the round was voided by the fault
@@ -196,7 +197,7 @@ def test_dome_covered_before_payout_is_a_violation_through_the_pins():
     t.enter(4, 5, 6)
     t.set("cover", 1)  # Art. 4: not before every winning bet is paid
     t.run(60)
-    assert [r.p(0) for r in t.journal() if r.type == E.J_VIOLATION] == [
+    assert [r.p(0) for r in t.journal() if r.type == R.J_VIOLATION] == [
         E.R_COVER_BEFORE_PAYOUT]
     assert "ALARM" in t.lit() and t.state() == E.ST_PAYING
     # No next round until payout is confirmed.
@@ -217,12 +218,12 @@ def test_correction_only_under_the_supervisor_key_through_the_pins():
     t.enter(1, 2, 3)
     t.enter(1, 2, 4)  # a second result without the key: refused
     assert t.m.dice == bytearray((1, 2, 3))
-    refused = [r.p(0) for r in t.journal() if r.type == E.J_REFUSED]
+    refused = [r.p(0) for r in t.journal() if r.type == R.J_REFUSED]
     assert E.R_SECOND_RESULT in refused
     t.set("supervisor", 1)
     t.run(60)
     t.enter(1, 2, 4)
-    corr = [r for r in t.journal() if r.type == E.J_CORRECTION]
+    corr = [r for r in t.journal() if r.type == R.J_CORRECTION]
     assert len(corr) == 1 and corr[0].dice(0) == (1, 2, 3) and corr[0].dice(3) == (1, 2, 4)
     assert "SINGLE_4" in t.lit() and "SINGLE_3" not in t.lit()
     assert t.m.dice == bytearray((1, 2, 4))
@@ -237,10 +238,10 @@ def test_void_with_each_reason_key_through_the_pins():
         t.press("key_void")
         t.press("key_face_%d" % face)
         t.press("key_confirm")
-        voids = [r for r in t.journal() if r.type == E.J_VOID]
+        voids = [r for r in t.journal() if r.type == R.J_VOID]
         assert len(voids) == 1 and voids[0].p(0) == reason
         assert t.state() == E.ST_IDLE and "VOID" in t.lit()
-        assert not [r for r in t.journal() if r.type == E.J_RESULT]
+        assert not [r for r in t.journal() if r.type == R.J_RESULT]
         t.close()
 
 
@@ -250,7 +251,7 @@ def test_void_refused_while_the_cover_is_on():
     t.press("key_bell")
     t.press("key_void")
     assert t.state() == E.ST_CLOSED
-    assert not [r for r in t.journal() if r.type == E.J_VOID]
+    assert not [r for r in t.journal() if r.type == R.J_VOID]
     t.close()
 
 
@@ -261,7 +262,7 @@ def test_dice_keys_refused_outside_result_entry():
         t.press("key_face_%d" % d)
     t.press("key_confirm")
     assert t.state() == E.ST_OPEN
-    assert not [r for r in t.journal() if r.type == E.J_RESULT]
+    assert not [r for r in t.journal() if r.type == R.J_RESULT]
     t.close()
 
 
@@ -275,5 +276,5 @@ def test_reader_dice_out_of_range_refused():
     machine.sim_uart_inject(2, dicereader.line(1, 2, 2, 7))
     t.run(60)
     assert t.ctl.reader.ok == 0 and t.ctl.reader.bad_dice == 1
-    assert not [r for r in t.journal() if r.type == E.J_READER]
+    assert not [r for r in t.journal() if r.type == R.J_READER]
     t.close()

@@ -183,25 +183,45 @@ def test_missing_required_signal_refused():
     assert e.field == "lamps" and "missing" in e.message
 
 
+class _Table:
+    """What check_table reads of a TableConfig."""
+
+    def __init__(self, shaker, channels=4):
+        self.shaker = shaker
+        self.lamp_order = tuple("L%d" % i for i in range(channels))
+
+
 def test_shaker_outputs_optional_but_checked_against_the_table():
     d = board_dict()
     del d["outputs"]["solenoid"]
     del d["outputs"]["shaker_motor"]
     b = board.parse_board(d)
-    board.check_shaker(b, "manual")
+    board.check_table(b, _Table("manual"))
     try:
-        board.check_shaker(b, "solenoid")
+        board.check_table(b, _Table("solenoid"))
     except ConfigError as e:
         assert e.field == "outputs.solenoid" and "missing" in e.message
     else:
         raise AssertionError("solenoid table accepted a board without a solenoid")
     try:
-        board.check_shaker(b, "electric")
+        board.check_table(b, _Table("electric"))
     except ConfigError as e:
         assert e.field == "outputs.shaker_motor"
     else:
         raise AssertionError("electric table accepted a board without a motor")
 
+
+def test_a_strip_shorter_than_the_table_is_refused_on_the_board_too():
+    d = board_dict()
+    d["lamps"] = {"bus": "neopixel", "pin": 23, "count": 20, "colour": [255, 255, 255]}
+    b = board.parse_board(d)
+    board.check_table(b, _Table("solenoid", 20))  # one pixel a channel: fits
+    try:
+        board.check_table(b, _Table("solenoid", 21))
+    except ConfigError as e:
+        assert e.field == "lamps.count" and "20 LEDs" in e.message and "21" in e.message
+    else:
+        raise AssertionError("a strip of 20 pixels accepted for 21 lamp channels")
 
 def test_neopixel_bus():
     b = board.parse_board(board_dict(lamps={"bus": "neopixel", "pin": 18, "count": 121,

@@ -1,5 +1,5 @@
 # mprun-heap: controller
-# Start-up as main.py runs it (appboot.open_table, shell.start) on the
+# Start-up as main.py runs it (startup.open_table, faults.start) on the
 # simulated board: every refusal before the watchdog is armed, the approval
 # check that fails closed without a clock, and fault containment at each
 # stage of the boot and in a running task (docs/design.md, Faults).
@@ -19,6 +19,7 @@ from appkit import (
 
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 EFFECTIVE = (2026, 11, 5)  # appkit's table: approval effective 2026-11-05
 
@@ -26,13 +27,13 @@ EFFECTIVE = (2026, 11, 5)  # appkit's table: approval effective 2026-11-05
 def test_approval_effective_tomorrow_is_refused_before_the_watchdog():
     t = Table(rtc=(2026, 11, 4, 2, 23, 59, 59, 0), expect_refusal=True)
     assert any("effective from 2026-11-05 only" in line for line in t.log), t.log
-    assert E.J_BOOT not in journal_types(t.folder)
+    assert R.J_BOOT not in journal_types(t.folder)
     assert no_watchdog_reset()
 
 
 def test_approval_on_its_effective_day_runs():
     t = Table(rtc=(2026, 11, 5, 3, 0, 0, 0, 0))
-    assert t.m.state == E.ST_IDLE and E.J_BOOT in t.types()
+    assert t.m.state == E.ST_IDLE and R.J_BOOT in t.types()
     t.close()
 
 
@@ -48,7 +49,7 @@ def test_no_clock_runs_on_a_journal_that_shows_these_files_approved():
     t.close()
     # A power cut: the RTC is lost with it (sim_reset), the journal stays.
     t2 = Table(folder=t.folder, rtc=None)
-    assert t2.m.round == 1 and t2.types().count(E.J_CONFIG) == 1
+    assert t2.m.round == 1 and t2.types().count(R.J_CONFIG) == 1
     t2.play(2, 3, 4)
     t2.close()
 
@@ -57,12 +58,12 @@ def test_no_clock_and_changed_files_is_refused():
     t = Table()
     t.play(1, 2, 3)
     t.close()
-    boots = journal_types(t.folder).count(E.J_BOOT)
+    boots = journal_types(t.folder).count(R.J_BOOT)
     t2 = Table(folder=t.folder, rtc=None, table=table_dict(name="test table, new odds"),
                expect_refusal=True)
     assert any("RTC not set" in line for line in t2.log)
     # Refused before the journal: no boot of the new files was journaled.
-    assert journal_types(t.folder).count(E.J_BOOT) == boots
+    assert journal_types(t.folder).count(R.J_BOOT) == boots
 
 
 def test_no_clock_and_a_journal_approved_before_the_effective_date_is_refused():
@@ -70,7 +71,8 @@ def test_no_clock_and_a_journal_approved_before_the_effective_date_is_refused():
     # their approval's effective date: not through this firmware (a boot with
     # the clock set refuses then), so it proves nothing. The same journal
     # dated on the effective day runs the table.
-    import appboot
+    import tablefiles
+
     from sicbo import dates
 
     early = table_dict(approval={"reference": "T2", "applied": "2026-11-02",
@@ -78,10 +80,10 @@ def test_no_clock_and_a_journal_approved_before_the_effective_date_is_refused():
     for day, runs in ((11, False), (12, True)):
         folder = fresh_folder()
         write_files(folder, table=early)
-        config_id = appboot.file_digest(folder + "/board.json", folder + "/table.json")
+        config_id = tablefiles.config_id(folder + "/board.json", folder + "/table.json")
         wall = (dates.days_from_civil(2026, 11, day) - dates.DAY_2000) * 86400 + 3600
         with open(folder + "/j00000001.log", "wb") as f:
-            f.write(journal.encode(E.J_CONFIG, 1, 0, 1, 1000, wall, config_id + bytes(2)))
+            f.write(journal.encode(R.J_CONFIG, 1, 0, 1, 1000, wall, config_id + bytes(2)))
         t = Table(folder=folder, rtc=None, table=early, expect_refusal=not runs)
         if runs:
             assert t.m.seq > 1 and bytes(t.m.config_id) == config_id
@@ -116,7 +118,7 @@ def test_bad_board_file_is_refused_with_one_line():
 def test_recovery_key_held_at_power_on_does_not_start():
     t = Table(held=("key_confirm",), expect_refusal=True)
     assert any("recovery mode" in line for line in t.log)
-    assert E.J_BOOT not in journal_types(t.folder)
+    assert R.J_BOOT not in journal_types(t.folder)
     assert no_watchdog_reset()
 
 
@@ -128,7 +130,7 @@ def test_another_key_held_at_power_on_starts():
 
 def test_boot_journals_the_reset_cause():
     t = Table()
-    boots = [r for r in t.journal() if r.type == E.J_BOOT]
+    boots = [r for r in t.journal() if r.type == R.J_BOOT]
     assert boots[-1].p(0) == machine.PWRON_RESET
     t.close()
 
@@ -143,10 +145,10 @@ def test_rotation_keeps_the_configuration_and_its_approval():
     for _ in range(t.store.max_files + 2):
         t.store.rotate(t.m.open_seq)
     t.close()
-    assert E.J_CONFIG not in journal_types(t.folder)
+    assert R.J_CONFIG not in journal_types(t.folder)
     t2 = Table(folder=t.folder, rtc=None)
     assert t2.m.round == 1
     t2.close()
     t3 = Table(folder=t.folder, reset=False)
-    assert E.J_CONFIG not in t3.types()
+    assert R.J_CONFIG not in t3.types()
     t3.close()

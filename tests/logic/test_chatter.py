@@ -1,21 +1,22 @@
 # mprun-heap: controller
 # Sensor chatter through the whole controller (appkit): every input bounced
 # faster than the debounce and beyond the chatter limit, in every round state.
-# Specified (docs/board-files.md, hw/switches.py, sicbo/round.py): no event
+# Specified (docs/board-files.md, hw/switches.py, sicbo/roundmachine.py): no event
 # from a bounce (no state change, no journal record), one J_ALARM
 # R_SENSOR_FAULT per chattering input (detail: the sensor id), a fault between
 # shake and bell voids the round (V_FAULT), none later does; once the input
 # has been still for the chatter window it works again. A bounce shorter than
 # the debounce time, below the chatter limit, is no event at all.
+import controller
 import machine
 from appkit import SOLENOID, Table
 
-import app
 from sicbo import events as E
+from sicbo import records as R
 from sicbo import signals as S
 from sicbo.signals import INPUT_SIGNALS
 
-# Sensor id of each input's fault (app.SIGNAL_EVENTS), by signal index.
+# Sensor id of each input's fault (controller.INPUTS), by signal index.
 SENSOR = [E.S_KEYS] * S.COUNT
 SENSOR[S.COVER] = E.S_COVER
 SENSOR[S.CLASP_LEFT] = E.S_CLASP_L
@@ -80,7 +81,7 @@ def new_records(t, _mark):
 
     out = []
     for data in t.written:
-        out.extend(r for r in journal.records(data) if r.type != E.J_METERS)
+        out.extend(r for r in journal.records(data) if r.type != R.J_METERS)
     return out
 
 
@@ -151,10 +152,10 @@ def check_chatter(t, st, i):
     # 3 * LIMIT transitions, 2 ms apart: ten times faster than the debounce.
     bounce(t, i, 3 * LIMIT, 2)
     recs = new_records(t, seq)
-    alarms = [r for r in recs if r.type == E.J_ALARM]
+    alarms = [r for r in recs if r.type == R.J_ALARM]
     assert len(alarms) == 1, (st, INPUT_SIGNALS[i], recs)
     assert alarms[0].p(0) == E.R_SENSOR_FAULT and alarms[0].p(1) == SENSOR[i], alarms
-    voids = [r for r in recs if r.type == E.J_VOID]
+    voids = [r for r in recs if r.type == R.J_VOID]
     if want in (E.ST_SHAKING, E.ST_OPEN):
         assert len(voids) == 1 and voids[0].p(0) == E.V_FAULT, (st, recs)
         assert t.state() == E.ST_IDLE
@@ -235,11 +236,11 @@ def test_two_inputs_chattering_raise_two_alarms_and_the_keys_work_after():
     t.set("key_face_4", 0)
     recs = new_records(t, seq)
     assert [(r.type, r.p(0), r.p(1)) for r in recs] == [
-        (E.J_ALARM, E.R_SENSOR_FAULT, E.S_KEYS)] * 2, recs
-    assert t.state() == E.ST_RESULT and t.m.entry_n == 0  # no face was entered
+        (R.J_ALARM, E.R_SENSOR_FAULT, E.S_KEYS)] * 2, recs
+    assert t.state() == E.ST_RESULT and t.m.entry.count == 0  # no face was entered
     # Until they settle, the faulted keys are dead; afterwards they work.
     t.press("key_face_1")
-    assert t.m.entry_n == 0
+    assert t.m.entry.count == 0
     t.run(WINDOW + 50)
     assert not t.hw.switches.faulted(face1) and not t.hw.switches.faulted(face4)
     t.enter(1, 4, 4)
@@ -256,10 +257,10 @@ def test_a_fault_blocks_the_next_shake_until_the_supervisor_acknowledges():
     t.run(WINDOW + 50)
     t.press("shake")
     assert t.state() == E.ST_IDLE
-    refused = [r for r in new_records(t, 0) if r.type == E.J_REFUSED]
+    refused = [r for r in new_records(t, 0) if r.type == R.J_REFUSED]
     assert refused and refused[-1].p(0) == E.R_FAULT_ACTIVE
     clear_faults(t)
     t.press("shake")
     assert t.state() == E.ST_SHAKING
-    assert app.POLL_MS == 5  # the rig's bounces assume the app's 5 ms poll
+    assert controller.POLL_MS == 5  # the rig's bounces assume the app's 5 ms poll
     t.close()

@@ -1,12 +1,13 @@
 # mprun-heap: controller
 # Fault containment at each stage of a boot and in a running task, through
-# shell.start as main.py runs it on the simulated board (docs/design.md):
+# faults.start as main.py runs it on the simulated board (docs/design.md):
 # outputs off, the fault lamps, a J_FAULT record and /fault.txt, a reset; three
 # failed boots leave the board out of service. (Split from test_boot.py: one
 # interpreter per file, at the board's heap.)
 
+import controller
+import faults
 import machine
-import shell
 from appkit import (
     BELL,
     SOLENOID,
@@ -17,17 +18,22 @@ from appkit import (
     write_files,
 )
 
-import app
 from sicbo import events as E
+from sicbo import records as R
+
+
+def task_id(name):
+    """A task's id: its row in controller.TASKS (the watchdog's id for it)."""
+    return [row[0] for row in controller.TASKS].index(name)
 
 
 def start(folder, log):
-    return shell.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
-                       ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
+    return faults.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
+                        ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
 
 
 def fault_boot(folder, journal_dir, log_fault=None):
-    """shell.start on folder's files, which must fail, be contained and end in
+    """faults.start on folder's files, which must fail, be contained and end in
     a reset; log_fault: raised by the log at the first journal line (resume).
     Returns (log lines, resets)."""
     log = []
@@ -42,9 +48,9 @@ def fault_boot(folder, journal_dir, log_fault=None):
         del log[:]
         resets = len(machine.sim_resets())
         try:
-            shell.start(folder + "/board.json", folder + "/table.json", journal_dir,
-                        log=logger, ticks_ms=machine.sim_ticks_ms,
-                        fault_file=folder + "/fault.txt")
+            faults.start(folder + "/board.json", folder + "/table.json", journal_dir,
+                         log=logger, ticks_ms=machine.sim_ticks_ms,
+                         fault_file=folder + "/fault.txt")
         except SystemExit:
             pass  # the sim's machine.reset()
         else:
@@ -61,7 +67,7 @@ def test_journal_folder_unusable_is_a_contained_fault():
         f.write("a file where the journal folder should be")
     log, resets = fault_boot(folder, folder + "/j")
     assert resets == [machine.HARD_RESET], resets
-    assert shell.failed_boots(folder + "/fault.txt")[0] == 1
+    assert faults.Faults(folder + "/fault.txt").failed_boots()[0] == 1
     assert any("FAULT in stage %d" % E.F_JOURNAL in line for line in log), log
     assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
 
@@ -72,8 +78,8 @@ def test_memory_error_while_resuming_is_journaled_and_resets():
     t.close()
     log, resets = fault_boot(t.folder, t.folder, MemoryError("memory allocation failed"))
     assert resets == [machine.HARD_RESET]
-    faults = [r for r in journal_records(t.folder) if r.type == E.J_FAULT]
-    assert len(faults) == 1 and faults[0].p(0) == E.F_RESUME and faults[0].p(1) == 1
+    found = [r for r in journal_records(t.folder) if r.type == R.J_FAULT]
+    assert len(found) == 1 and found[0].p(0) == E.F_RESUME and found[0].p(1) == E.K_MEMORY
     # Outputs off and the fault pattern on the lamps: every status lamp, no area.
     assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
     assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
@@ -82,76 +88,82 @@ def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
     t.close()
     for n in range(1, E.MAX_FAILED_BOOTS + 1):
         fault_boot(t.folder, t.folder, OSError(5))
-        assert shell.failed_boots(t.folder + "/fault.txt")[0] == n
+        assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == n
     log = []
     assert start(t.folder, log) is None  # no reset: out of service, at the REPL
     assert any("OUT OF SERVICE" in line for line in log), log
     assert no_watchdog_reset()
     assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"]
-    shell.clear_failed_boots(t.folder + "/fault.txt")
+    faults.Faults(t.folder + "/fault.txt").clear()
     t2 = Table(folder=t.folder, reset=False)  # mended: the table starts again
     assert t2.m.state == E.ST_IDLE
     t2.close()
 
 
+class _DyingUart:
+    """A dice reader's UART that fails after a few reads (a bus fault)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def any(self):
+        self.calls += 1
+        if self.calls > 3:
+            raise ValueError("reader died")
+        return 0
+
+
 def test_a_task_that_dies_is_journaled_by_name_then_resets():
     t = Table()
-    t.ctl.fault_file = t.folder + "/fault.txt"
-    calls = [0]
-
-    def reader(now):
-        calls[0] += 1
-        if calls[0] > 3:
-            raise ValueError("reader died")
-
-    t.ctl.read_reader = reader
+    t.hw.uart = _DyingUart()
     resets = len(machine.sim_resets())
     try:
-        app.run(t.ctl)
+        controller.run(t.ctl)
     except SystemExit:
         pass
     assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
-    faults = [r for r in t.journal() if r.type == E.J_FAULT]
-    assert len(faults) == 1, faults
-    assert faults[0].p(0) == E.F_TASK and faults[0].p(2) == app.TASKS.index("reader")
-    assert shell.failed_boots(t.folder + "/fault.txt")[0] == 1
+    found = [r for r in t.journal() if r.type == R.J_FAULT]
+    assert len(found) == 1, found
+    assert found[0].p(0) == E.F_TASK and found[0].p(2) == task_id("reader")
+    assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == 1
 
 
 def test_a_late_task_is_named_before_the_watchdog_resets():
     t = Table()
     wd = t.hw.watchdog
     now = t.now()
-    for name in app.TASKS:
-        wd.register(name, app.TASK_DEADLINE_MS, now)
+    for name, _period, _step in controller.TASKS:
+        wd.register(name, controller.TASK_DEADLINE_MS, now)
     for task in (0, 1):
-        wd.alive(task, now + app.TASK_DEADLINE_MS + 100)
-    late = now + app.TASK_DEADLINE_MS + 200
+        wd.alive(task, now + controller.TASK_DEADLINE_MS + 100)
+    late = now + controller.TASK_DEADLINE_MS + 200
     assert t.ctl.watch(late) is False  # not fed
     assert t.ctl.watch(late + 10) is False
-    faults = [r for r in t.journal() if r.type == E.J_FAULT]
-    assert len(faults) == 1 and faults[0].p(0) == E.F_WATCHDOG
-    assert faults[0].p(2) == app.TASKS.index("reader")
+    found = [r for r in t.journal() if r.type == R.J_FAULT]
+    assert len(found) == 1 and found[0].p(0) == E.F_WATCHDOG
+    assert found[0].p(2) == task_id("reader")
 
 
 def test_a_fault_while_building_the_adapters_is_contained():
     # The checked configuration is trusted from its cache: one that names a
     # pin the board cannot drive (GPIO6, the SPI flash; its hash made to
     # match, as flash damage would not) fails while the adapters are built.
-    import appboot
+    import tablefiles
+
     from sicbo import cache
 
     t = Table()
     t.close()
     path = t.folder + "/config.cache"
-    cid = appboot.file_digest(t.folder + "/board.json", t.folder + "/table.json")
+    cid = tablefiles.config_id(t.folder + "/board.json", t.folder + "/table.json")
     board, cfg = cache.load(path, cid)
     board.outputs["bell"] = 6
     assert cache.save(path, board, cfg, cid)
     log, resets = fault_boot(t.folder, t.folder)
     assert resets == [machine.HARD_RESET], resets
     assert any("FAULT in stage %d" % E.F_HARDWARE in line for line in log), log
-    faults = [r for r in journal_records(t.folder) if r.type == E.J_FAULT]
-    assert faults == []  # before the journal was replayed: /fault.txt only
-    n, text = shell.failed_boots(t.folder + "/fault.txt")
+    found = [r for r in journal_records(t.folder) if r.type == R.J_FAULT]
+    assert found == []  # before the journal was replayed: /fault.txt only
+    n, text = faults.Faults(t.folder + "/fault.txt").failed_boots()
     assert n == 1 and "stage %d" % E.F_HARDWARE in text, text
     assert not machine.sim_output(SOLENOID)

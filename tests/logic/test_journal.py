@@ -6,6 +6,7 @@ from journal_store import JournalStore
 from roundkit import Rig, replay_of, rmdir, tmpdir
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 from sicbo.roundstate import RoundState
 
 
@@ -17,25 +18,25 @@ def _boot(st):
 
 
 def test_record_layout():
-    data = journal.encode(E.J_RESULT, 7, 3, 2, 12345, 820000000, bytes([1, 2, 3, 0, 0, 0, 0, 0]))
-    assert len(data) == journal.REC_LEN == 36
-    assert data[0] == 0xA5 and data[1] == E.J_RESULT and data[2] == 36 and data[3] == 0
+    data = journal.encode(R.J_RESULT, 7, 3, 2, 12345, 820000000, bytes([1, 2, 3, 0, 0, 0, 0, 0]))
+    assert len(data) == R.REC_LEN == 36
+    assert data[0] == 0xA5 and data[1] == R.J_RESULT and data[2] == 36 and data[3] == 0
     assert data[4:8] == b"\x07\x00\x00\x00" and data[8:12] == b"\x03\x00\x00\x00"
     assert data[12:14] == b"\x02\x00" and data[14:16] == b"\x01\x00"
     rec = journal.records(data)[0]
     assert (rec.type, rec.seq, rec.round, rec.boot, rec.ticks, rec.wall) == (
-        E.J_RESULT, 7, 3, 2, 12345, 820000000)
+        R.J_RESULT, 7, 3, 2, 12345, 820000000)
     assert rec.dice() == (1, 2, 3)
 
 
 def test_wall_clock_absent_is_flagged_not_guessed():
-    rec = journal.records(journal.encode(E.J_BOOT, 1, 0, 1, 5, None))[0]
+    rec = journal.records(journal.encode(R.J_BOOT, 1, 0, 1, 5, None))[0]
     assert rec.wall is None
-    assert journal.records(journal.encode(E.J_BOOT, 1, 0, 1, 5, 0))[0].wall == 0
+    assert journal.records(journal.encode(R.J_BOOT, 1, 0, 1, 5, 0))[0].wall == 0
 
 
 def test_crc_covers_every_byte():
-    data = journal.encode(E.J_BELL, 1, 1, 1, 1, None, bytes(8))
+    data = journal.encode(R.J_BELL, 1, 1, 1, 1, None, bytes(8))
     for i in range(len(data)):
         bad = bytearray(data)
         bad[i] ^= 0x01
@@ -70,7 +71,7 @@ def test_corruption_in_the_middle_skips_only_that_record():
     sc = journal.Scanner()
     got = list(sc.scan(bytes(data)))
     assert [x.seq for x in got] == [x.seq for x in whole if x.seq != victim.seq]
-    assert sc.corrupt_bytes == journal.REC_LEN and sc.torn_bytes == 0
+    assert sc.corrupt_bytes == R.REC_LEN and sc.torn_bytes == 0
 
 
 def test_garbage_between_records_is_skipped():
@@ -109,7 +110,7 @@ def test_store_boot_starts_a_new_segment_after_a_torn_tail():
     rp = _boot(st2)
     assert rp.scanner.torn_bytes == 5 and rp.round == 1
     assert len(st2.segments()) == 2
-    st2.append(journal.encode(E.J_BOOT, rp.seq + 1, 1, 1, 0, None, bytes(8)))
+    st2.append(journal.encode(R.J_BOOT, rp.seq + 1, 1, 1, 0, None, bytes(8)))
     st2.close()
     rp2 = _boot(JournalStore(d))
     assert rp2.seq == rp.seq + 1 and rp2.scanner.records == rp.scanner.records + 1
@@ -172,7 +173,7 @@ def test_store_power_cut_inside_the_last_records_on_disk():
         whole = [x for x in recs if x.offset + x.length <= cut]
         assert rp.seq == whole[-1].seq and rp.scanner.records == len(whole)
         # The next boot's records land in a new segment and replay after the tear.
-        st.append(journal.encode(E.J_BOOT, rp.seq + 1, rp.round, rp.boot + 1, 0, None,
+        st.append(journal.encode(R.J_BOOT, rp.seq + 1, rp.round, rp.boot + 1, 0, None,
                                  bytes(8)))
         st.close()
         rp2 = _boot(JournalStore(d))
@@ -194,7 +195,7 @@ def test_many_boots_keep_the_history():
         st = JournalStore(d, segment_bytes=4096, max_segments=4)
         rp = _boot(st)
         seq += 1
-        st.append(journal.encode(E.J_BOOT, seq, rp.round, rp.boot + 1, 0, None, bytes(8)))
+        st.append(journal.encode(R.J_BOOT, seq, rp.round, rp.boot + 1, 0, None, bytes(8)))
         st.close()
     rp = _boot(JournalStore(d))
     assert rp.round == 2 and rp.seq == seq
@@ -209,7 +210,7 @@ def test_an_empty_segment_is_not_torn():
 
 def test_a_record_longer_than_255_bytes_is_sealed_and_found():
     payload = bytes(range(256)) + bytes(100)
-    data = journal.encode(E.J_METERS, 9, 1, 1, 0, None, payload)
+    data = journal.encode(R.J_METERS, 9, 1, 1, 0, None, payload)
     assert len(data) == 28 + 356 and data[2] | (data[3] << 8) == len(data)
     recs = journal.records(bytes(20) + data + data[:-1])
     assert len(recs) == 1 and recs[0].length == len(data) and recs[0].payload == payload
@@ -217,8 +218,8 @@ def test_a_record_longer_than_255_bytes_is_sealed_and_found():
 
 
 def test_the_longest_record_is_1024_bytes():
-    ok = journal.encode(E.J_METERS, 1, 0, 1, 0, None, bytes(1024 - 28))
-    too = journal.encode(E.J_METERS, 2, 0, 1, 0, None, bytes(1025 - 28))
+    ok = journal.encode(R.J_METERS, 1, 0, 1, 0, None, bytes(1024 - 28))
+    too = journal.encode(R.J_METERS, 2, 0, 1, 0, None, bytes(1025 - 28))
     assert len(journal.records(ok)) == 1 and journal.records(too) == []
 
 
@@ -237,14 +238,14 @@ def test_a_record_missing_where_a_read_window_starts_is_damage_as_anywhere():
     r = Rig()
     while len(r.journal) < 2 * 2048:
         r.round(1 + r.m.round % 6, 2, 3)
-    n = len(r.journal) // journal.REC_LEN
+    n = len(r.journal) // R.REC_LEN
     mv = memoryview(r.journal)
-    for k in (30, 2048 // journal.REC_LEN, n // 2 + 7):
+    for k in (30, 2048 // R.REC_LEN, n // 2 + 7):
         d = tmpdir("window")
-        off = k * journal.REC_LEN
+        off = k * R.REC_LEN
         with open(d + "/j00000001.log", "wb") as f:  # record k left out
             f.write(mv[:off])
-            f.write(mv[off + journal.REC_LEN:])
+            f.write(mv[off + R.REC_LEN:])
         rs = RoundState()
         st = JournalStore(d)
         st.boot(rs.feed)

@@ -4,6 +4,7 @@ from journal_store import JournalStore
 from roundkit import Rig, make_cfg, rmdir, tmpdir
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 from sicbo.meters import Meters, checkpoint
 from sicbo.recall import Recall
 from sicbo.roundstate import RoundState
@@ -144,7 +145,7 @@ def test_recall_ignores_the_checkpoint_of_another_table():
     r.round(1, 2, 3)
     rc = Recall(r.m.table)
     rc.feed(bytes(r.journal))
-    rc.feed(journal.encode(E.J_METERS, r.m.seq + 1, 1, 0, 0, None, m.payload()))
+    rc.feed(journal.encode(R.J_METERS, r.m.seq + 1, 1, 0, 0, None, m.payload()))
     assert rc.meters.checkpoints == 0 and rc.meters.get("rounds") == 1  # another table's
 
 

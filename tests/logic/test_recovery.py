@@ -2,17 +2,18 @@
 # byte offset of its last records, reboot (replay + resume) and check that the
 # state is a valid one, every completed round is present once, none doubled,
 # and the table carries on with the next round id.
-from roundkit import Rig, make_cfg
+from roundkit import Rig, levels, make_cfg
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 from sicbo.recall import Recall
-from sicbo.round import RoundMachine
+from sicbo.roundmachine import RoundMachine
 
 # State each record type leaves the round in (None: no change).
-_AFTER = {E.J_ROUND: E.ST_SHAKING, E.J_OPEN: E.ST_OPEN, E.J_BELL: E.ST_CLOSED,
-          E.J_COVER_OFF: E.ST_RESULT, E.J_RESULT: E.ST_PAYING,
-          E.J_CORRECTION: E.ST_PAYING, E.J_HOLD: E.ST_HOLD, E.J_VOID: E.ST_IDLE,
-          E.J_PAYOUT: E.ST_IDLE}
+_AFTER = {R.J_ROUND: E.ST_SHAKING, R.J_OPEN: E.ST_OPEN, R.J_BELL: E.ST_CLOSED,
+          R.J_COVER_OFF: E.ST_RESULT, R.J_RESULT: E.ST_PAYING,
+          R.J_CORRECTION: E.ST_PAYING, R.J_HOLD: E.ST_HOLD, R.J_VOID: E.ST_IDLE,
+          R.J_PAYOUT: E.ST_IDLE}
 
 
 def _record_session(cfg):
@@ -42,7 +43,7 @@ def _model(recs):
         s = _AFTER.get(rec.type)
         if s is not None:
             state = s
-        if rec.type in (E.J_PAYOUT, E.J_VOID):
+        if rec.type in (R.J_PAYOUT, R.J_VOID):
             completed.append(rec.round)
     return state, completed
 
@@ -56,18 +57,18 @@ def _cut_and_boot(cfg, m, data, cut):
     assert m.state == before
     replayed = m.seq
     cover = 1 if before in (E.ST_SHAKING, E.ST_OPEN, E.ST_CLOSED) else 0
-    n = m.resume(777, None, cover, 1, 1, 0)
+    n = m.resume(777, None, levels(cover, 1, 1, 0))
     boot = bytes(m.records())
     cmds = m.commands()
     assert len(cmds) == n and (E.C_LAMPS, 0, 0, 0) in cmds
     new = journal.records(boot)
-    assert new[0].type == E.J_BOOT and new[0].seq == replayed + 1
+    assert new[0].type == R.J_BOOT and new[0].seq == replayed + 1
     types = [x.type for x in new]
-    assert E.J_RESULT not in types and E.J_PAYOUT not in types  # never settled again
+    assert R.J_RESULT not in types and R.J_PAYOUT not in types  # never settled again
     # The state resumed in is a valid one for what was cut.
     if before == E.ST_SHAKING or (before == E.ST_OPEN and cfg.resume_policy == "void"):
-        assert m.state == E.ST_IDLE and E.J_VOID in types
-        assert new[types.index(E.J_VOID)].p(0) == E.V_POWER
+        assert m.state == E.ST_IDLE and R.J_VOID in types
+        assert new[types.index(R.J_VOID)].p(0) == E.V_POWER
     else:
         assert m.state == before, (cut, before, m.state)
     if m.state == E.ST_PAYING:
@@ -87,7 +88,7 @@ def _cut_and_boot(cfg, m, data, cut):
     done = [x.round for x in rc.rounds if x.status in ("paid", "void")]
     for rid in completed:
         assert done.count(rid) == 1, (cut, rid)
-    assert rc.meters.get("paid") == len([x for x in recs if x.type == E.J_PAYOUT])
+    assert rc.meters.get("paid") == len([x for x in recs if x.type == R.J_PAYOUT])
     return m, boot
 
 
@@ -110,9 +111,9 @@ def _finish_and_continue(m, data, boot):
     results = {}
     payouts = {}
     for rec in journal.records(bytes(r.journal)):
-        if rec.type == E.J_RESULT:
+        if rec.type == R.J_RESULT:
             results[rec.round] = results.get(rec.round, 0) + 1
-        if rec.type == E.J_PAYOUT:
+        if rec.type == R.J_PAYOUT:
             payouts[rec.round] = payouts.get(rec.round, 0) + 1
     assert max(results.values()) == 1 and max(payouts.values()) == 1
     rp = RoundMachine(m.cfg, m.table)
@@ -136,7 +137,7 @@ def _power_cut(cfg, last_records):
 
 
 def test_power_cut_at_every_byte_of_the_last_rounds_resume_void():
-    assert _power_cut(make_cfg(resume_policy="void"), 14) == 14 * journal.REC_LEN + 1
+    assert _power_cut(make_cfg(resume_policy="void"), 14) == 14 * R.REC_LEN + 1
 
 
 def test_power_cut_at_every_byte_of_the_last_rounds_keep_open():
@@ -149,9 +150,9 @@ def test_keep_open_with_cover_lifted_during_the_cut_is_tamper():
     m = r.m
     m.__init__(r.cfg, table=m.table)
     m.feed(bytes(r.journal))
-    m.resume(5, None, 0, 1, 1, 0)
+    m.resume(5, None, levels(0, 1, 1, 0))
     types = [x.type for x in journal.records(bytes(m.records()))]
-    assert types == [E.J_BOOT, E.J_ALARM, E.J_VOID] and m.state == E.ST_IDLE
+    assert types == [R.J_BOOT, R.J_ALARM, R.J_VOID] and m.state == E.ST_IDLE
 
 
 def test_paying_round_comes_back_paying_with_lamps_lit():
@@ -160,7 +161,7 @@ def test_paying_round_comes_back_paying_with_lamps_lit():
     r.enter(4, 4, 4)
     m = RoundMachine(r.cfg)
     m.feed(bytes(r.journal))
-    m.resume(5, None, 0, 0, 0, 0)
+    m.resume(5, None, levels(0, 0, 0, 0))
     assert m.state == E.ST_PAYING and bytes(m.frame) == bytes(r.m.frame)
     assert m.boot == 1 and m.round == 1
 
@@ -172,7 +173,7 @@ def test_boot_count_and_round_ids_increase_across_reboots():
     for boot in range(1, 4):
         m = RoundMachine(r.cfg)
         m.feed(data)
-        m.resume(5, None, 1, 1, 1, 0)
+        m.resume(5, None, levels(1, 1, 1, 0))
         assert m.boot == boot
         data += bytes(m.records())
         r2 = Rig(r.cfg)

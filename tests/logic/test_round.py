@@ -5,6 +5,7 @@ import time
 
 from roundkit import Rig, make_cfg
 from sicbo import events as E
+from sicbo import records as R
 
 
 def test_idle_waits_for_cover_and_both_clasps():
@@ -22,10 +23,10 @@ def test_shake_solenoid_pulses_configured_train():
     r = Rig(pulses=4, pulse_on_ms=100, pulse_off_ms=200)
     r.arm()
     r.ev(E.EV_SHAKE)
-    assert r.types() == [E.J_ROUND]
+    assert r.types() == [R.J_ROUND]
     assert r.recs[0].round == 1 and r.recs[0].p(0) == 0
     assert r.has(E.C_SOLENOID) == (E.C_SOLENOID, 4, 100, 200)
-    assert r.has(E.C_TIMER) == (E.C_TIMER, 1200, 0, 0)
+    assert r.m.timer_on and r.m.deadline == r.now + 1200  # the shake's end
     assert r.m.state == E.ST_SHAKING
     assert not r.lamp("PLACE_BETS")
 
@@ -45,7 +46,7 @@ def test_timer_ends_shake_and_opens_betting():
     assert r.m.state == E.ST_SHAKING and r.last == []
     r.ev(E.EV_TIMER, 0, 2000)
     assert r.m.state == E.ST_OPEN and not r.m.timer_on
-    assert r.types() == [E.J_OPEN] and r.recs[0].payload == bytes(8)
+    assert r.types() == [R.J_OPEN] and r.recs[0].payload == bytes(8)
     assert r.lamp("PLACE_BETS") and r.has(E.C_LAMPS)
     assert r.shown() == [E.M_PLACE_BETS]
 
@@ -78,12 +79,12 @@ def test_manual_shaker_counts_three_handle_presses():
     r = Rig(make_cfg(shaker="manual"))
     r.arm()
     r.ev(E.EV_SHAKE)
-    assert r.m.state == E.ST_SHAKING and r.types() == [E.J_ROUND]
-    assert r.has(E.C_SOLENOID) is None and r.has(E.C_TIMER) is None
+    assert r.m.state == E.ST_SHAKING and r.types() == [R.J_ROUND]
+    assert r.has(E.C_SOLENOID) is None and not r.m.timer_on
     r.ev(E.EV_SHAKE)
     assert r.m.state == E.ST_SHAKING and r.recs == []
     r.ev(E.EV_SHAKE)
-    assert r.m.state == E.ST_OPEN and r.types() == [E.J_OPEN]
+    assert r.m.state == E.ST_OPEN and r.types() == [R.J_OPEN]
     assert r.lamp("PLACE_BETS")
 
 
@@ -91,7 +92,7 @@ def test_bell_rings_and_closes_betting():
     r = Rig(bell_ms=1500)
     r.to_open()
     r.ev(E.EV_BELL)
-    assert r.types() == [E.J_BELL]
+    assert r.types() == [R.J_BELL]
     assert r.has(E.C_BELL) == (E.C_BELL, 1500, 0, 0) and r.shown() == [E.M_BETS_CLOSED]
     assert r.m.state == E.ST_CLOSED
     assert not r.lamp("PLACE_BETS")
@@ -113,7 +114,7 @@ def test_cover_opened_after_bell_starts_result_entry():
     r.ev(E.EV_CLASP_R_OFF)
     assert r.m.state == E.ST_CLOSED and r.recs == []
     r.ev(E.EV_COVER_OFF)
-    assert r.m.state == E.ST_RESULT and r.types() == [E.J_COVER_OFF]
+    assert r.m.state == E.ST_RESULT and r.types() == [R.J_COVER_OFF]
     assert r.shown() == [E.M_ENTER_DICE]
 
 
@@ -123,9 +124,9 @@ def test_three_faces_and_confirm_settle_and_light_winning_areas():
     r.ev(E.EV_FACE, 1)
     r.ev(E.EV_FACE, 2)
     r.ev(E.EV_FACE, 6)
-    assert r.m.entry_n == 3 and r.recs == []
+    assert r.m.entry.count == 3 and r.recs == []
     r.ev(E.EV_CONFIRM)
-    assert r.types() == [E.J_RESULT]
+    assert r.types() == [R.J_RESULT]
     assert r.recs[0].dice() == (1, 2, 6)
     assert r.m.state == E.ST_PAYING
     assert r.lamp("PAYING") and r.lamp("ODD") and r.lamp("TOTAL_9")
@@ -185,7 +186,7 @@ def test_payout_key_ends_round_and_clears_lamps():
     r.to_result()
     r.enter(2, 2, 5)
     r.ev(E.EV_PAYOUT)
-    assert r.types() == [E.J_PAYOUT]
+    assert r.types() == [R.J_PAYOUT]
     assert r.m.state == E.ST_IDLE
     assert bytes(r.m.frame) == bytes(len(r.m.frame))
     assert r.shown() == [E.M_ROUND_DONE]
@@ -198,7 +199,7 @@ def test_payout_key_outside_paying_does_nothing():
     assert r.recs == [] and r.m.state == E.ST_RESULT
     assert r.shown() == [E.R_KEY_NOT_NOW] and r.m.ignored == 1
     r.ev(E.EV_SHAKE)  # in result entry: the payout is still to come
-    assert r.types() == [E.J_REFUSED] and r.recs[0].p(0) == E.R_PAYOUT_PENDING
+    assert r.types() == [R.J_REFUSED] and r.recs[0].p(0) == E.R_PAYOUT_PENDING
 
 
 def test_next_round_gets_the_next_round_id():
@@ -206,7 +207,7 @@ def test_next_round_gets_the_next_round_id():
     r.round(1, 2, 3)
     r.round(4, 5, 6)
     rounds = [x.round for x in __import__("sicbo.journal").journal.records(r.journal)
-              if x.type == E.J_ROUND]
+              if x.type == R.J_ROUND]
     assert rounds == [1, 2]
 
 

@@ -5,6 +5,7 @@ import micropython
 
 from roundkit import Rig
 from sicbo import events as E
+from sicbo import records as R
 
 
 def _locked(r, ev, arg=0):
@@ -42,12 +43,12 @@ def test_dealer_keys_to_commands_allocate_nothing():
 def test_refusals_and_tamper_allocate_nothing():
     r = Rig()
     _locked(r, E.EV_SHAKE)
-    assert r.types() == [E.J_REFUSED]
+    assert r.types() == [R.J_REFUSED]
     _locked(r, E.EV_FACE, 9)
     r.arm()
     _locked(r, E.EV_SHAKE)
     _locked(r, E.EV_CLASP_R_OFF)
-    assert r.types() == [E.J_ALARM, E.J_VOID]
+    assert r.types() == [R.J_ALARM, R.J_VOID]
 
 
 def test_wall_clock_record_allocates_nothing():

@@ -1,17 +1,18 @@
 # The boot API of the round machine (what the shell calls at start-up):
 # feed() of every journal segment, resume() with the sensors as they are and
 # the board's reset cause, set_config() with the files' identity.
-from roundkit import Rig, booted, make_cfg, replay_of
+from roundkit import Rig, booted, levels, make_cfg, replay_of
 from sicbo import events as E
 from sicbo import journal
-from sicbo.round import RoundMachine
+from sicbo import records as R
+from sicbo.roundmachine import RoundMachine
 
 
 def test_resume_writes_j_boot_with_the_reset_cause_and_the_next_boot_count():
     r = Rig()
     r.round(1, 2, 3)
     b = booted(r, cause=5)
-    assert b.types() == [E.J_BOOT] and b.recs[0].p(0) == 5 and b.recs[0].boot == 1
+    assert b.types() == [R.J_BOOT] and b.recs[0].p(0) == 5 and b.recs[0].boot == 1
     assert b.recs[0].seq == r.m.seq + 1 and b.recs[0].round == 1 and b.recs[0].wall == 780000000
     assert b.shown() == [E.M_RESUMED] and b.last[-1] == (E.C_SHOW, E.M_RESUMED, E.ST_IDLE, 0)
     assert b.has(E.C_LAMPS)
@@ -25,7 +26,7 @@ def test_resume_of_an_open_round_names_the_open_clasp():
         r = Rig(cfg)
         r.to_open()
         b = booted(r, clasp_l=left, clasp_r=right)
-        assert b.types() == [E.J_BOOT, E.J_ALARM, E.J_VOID]
+        assert b.types() == [R.J_BOOT, R.J_ALARM, R.J_VOID]
         assert b.recs[1].p(0) == E.R_TAMPER_CLASP and b.recs[1].p(1) == detail, detail
         assert b.m.state == E.ST_IDLE and b.m.alarm
 
@@ -34,7 +35,7 @@ def test_resume_of_an_open_round_with_everything_fastened_keeps_it_open():
     r = Rig(make_cfg(resume_policy="keep_open"))
     r.to_open()
     b = booted(r)
-    assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_OPEN
+    assert b.types() == [R.J_BOOT, R.J_RESUME] and b.m.state == E.ST_OPEN
     assert b.recs[1].p(0) == E.ST_OPEN and b.recs[1].p(1) == E.ST_OPEN
     assert b.lamp("PLACE_BETS") and (E.C_SHOW, E.M_RESUMED, E.ST_OPEN, 0) in b.last
 
@@ -48,7 +49,7 @@ def test_set_config_journals_a_change_of_files_only():
     b.now += 10
     assert m.set_config(b.now, 780000100, b"\x01\x02\x03\x04\x05\x06") == 0
     recs = journal.records(bytes(m.records()))
-    assert [x.type for x in recs] == [E.J_CONFIG]
+    assert [x.type for x in recs] == [R.J_CONFIG]
     assert recs[0].payload[:6] == b"\x01\x02\x03\x04\x05\x06"
     assert recs[0].seq == m.seq and recs[0].wall == 780000100 and recs[0].ticks == b.now
     assert bytes(m.config_id) == b"\x01\x02\x03\x04\x05\x06" and m.config_wall == 780000100
@@ -59,7 +60,7 @@ def test_set_config_journals_a_change_of_files_only():
     assert again.set_config(5, None, bytearray(b"\x01\x02\x03\x04\x05\x06")) == 0
     assert again.rec_len == 0
     again.set_config(6, None, b"\x01\x02\x03\x04\x05\x07")
-    assert again.rec_len == journal.REC_LEN and again.config_wall is None
+    assert again.rec_len == R.REC_LEN and again.config_wall is None
     assert again.set_config(7, None, b"") == 0 and again.rec_len == 0  # no identity given
 
 
@@ -68,9 +69,9 @@ def test_a_fresh_machine_fed_nothing_boots_idle_at_round_zero():
     m.feed(b"")
     m.feed(memoryview(b"\xa5\x06\x24"))  # a torn first record
     assert m.scanner.torn_bytes == 3 and m.scanner.torn_segments == 1
-    n = m.resume(1, None, 0, 0, 0, 0)
+    n = m.resume(1, None, levels(0, 0, 0, 0))
     recs = journal.records(bytes(m.records()))
-    assert n > 0 and [x.type for x in recs] == [E.J_BOOT]
+    assert n > 0 and [x.type for x in recs] == [R.J_BOOT]
     assert (recs[0].seq, recs[0].round, recs[0].boot) == (1, 0, 1)
     assert m.open_seq == 0 and m.state == E.ST_IDLE and not m.alarm
 
@@ -80,7 +81,7 @@ def test_resume_after_the_bell_with_the_cover_lifted_is_result_entry():
     r.to_open()
     r.ev(E.EV_BELL)
     b = booted(r, cover=0)
-    assert b.types() == [E.J_BOOT, E.J_COVER_OFF] and b.m.state == E.ST_RESULT
+    assert b.types() == [R.J_BOOT, R.J_COVER_OFF] and b.m.state == E.ST_RESULT
     assert b.shown() == [E.M_ENTER_DICE]
     b = booted(r, cover=1)
-    assert b.types() == [E.J_BOOT, E.J_RESUME] and b.m.state == E.ST_CLOSED
+    assert b.types() == [R.J_BOOT, R.J_RESUME] and b.m.state == E.ST_CLOSED

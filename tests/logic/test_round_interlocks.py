@@ -2,11 +2,13 @@
 # a reason code (and its text in sicbo.texts) shown to the dealer.
 from roundkit import Rig, make_cfg
 from sicbo import events as E
+from sicbo import records as R
+from sicbo import signals as S
 from sicbo import texts
 
 
 def _refused(r, code):
-    assert r.types() == [E.J_REFUSED], r.recs
+    assert r.types() == [R.J_REFUSED], r.recs
     assert r.recs[0].p(0) == code
     assert code in r.shown()
     assert texts.text(code).startswith("refused")
@@ -31,12 +33,12 @@ def test_no_shaking_with_a_clasp_open():
     assert r.has(E.C_SOLENOID) is None and r.m.round == 0
     r.ev(E.EV_CLASP_L_ON)
     r.ev(E.EV_CLASP_R_OFF)
-    assert (r.m.clasp_l, r.m.clasp_r) == (1, 0)
+    assert (r.m.levels[S.CLASP_LEFT], r.m.levels[S.CLASP_RIGHT]) == (1, 0)
     r.ev(E.EV_SHAKE)
     _refused(r, E.R_CLASP_OPEN)
     assert r.recs[0].p(1) == 2  # the right one
     r.ev(E.EV_CLASP_L_OFF)
-    assert (r.m.clasp_l, r.m.clasp_r) == (0, 0)
+    assert (r.m.levels[S.CLASP_LEFT], r.m.levels[S.CLASP_RIGHT]) == (0, 0)
     r.ev(E.EV_SHAKE)
     assert r.recs[0].p(1) == 3 and r.m.round == 0
 
@@ -54,7 +56,7 @@ def _tamper(r, ev, code, shaking):
     if not shaking:
         r.ev(E.EV_TIMER, 0, 5000)
     r.ev(ev)
-    assert r.types() == [E.J_ALARM, E.J_VOID]
+    assert r.types() == [R.J_ALARM, R.J_VOID]
     assert r.recs[0].p(0) == code and r.recs[1].p(0) == E.V_TAMPER
     assert r.m.state == E.ST_IDLE
     assert r.lamp("ALARM") and r.lamp("VOID") and not r.lamp("PLACE_BETS")
@@ -64,7 +66,7 @@ def _tamper(r, ev, code, shaking):
 def test_cover_opened_while_shaking_is_tamper_and_voids():
     r = Rig()
     _tamper(r, E.EV_COVER_OFF, E.R_TAMPER_COVER, True)
-    assert r.has(E.C_SOLENOID_STOP) and r.has(E.C_TIMER_CANCEL)
+    assert r.has(E.C_SOLENOID_STOP) and not r.m.timer_on
 
 
 def test_cover_opened_before_bell_is_tamper_and_voids():
@@ -111,7 +113,7 @@ def test_dice_refused_before_result_entry():
             r.ev(E.EV_BELL)
         r.ev(E.EV_FACE, 3)
         _refused(r, E.R_DICE_NOT_NOW)
-        assert r.m.entry_n == 0
+        assert r.m.entry.count == 0
 
 
 def test_dice_outside_one_to_six_refused():
@@ -120,7 +122,7 @@ def test_dice_outside_one_to_six_refused():
     for bad in (0, 7, -1, 200):
         r.ev(E.EV_FACE, bad)
         _refused(r, E.R_DICE_RANGE)
-    assert r.m.entry_n == 0 and r.m.state == E.ST_RESULT
+    assert r.m.entry.count == 0 and r.m.state == E.ST_RESULT
 
 
 def test_covering_dome_before_payout_is_a_violation():
@@ -128,7 +130,7 @@ def test_covering_dome_before_payout_is_a_violation():
     r.to_result()
     r.enter(1, 1, 2)
     r.ev(E.EV_COVER_ON)
-    assert r.types() == [E.J_VIOLATION]
+    assert r.types() == [R.J_VIOLATION]
     assert r.recs[0].p(0) == E.R_COVER_BEFORE_PAYOUT
     assert texts.text(E.R_COVER_BEFORE_PAYOUT).startswith("violation")
     assert r.lamp("ALARM") and r.lamp("PAYING") and r.m.state == E.ST_PAYING
@@ -138,7 +140,7 @@ def test_covering_dome_before_result_is_a_violation_too():
     r = Rig()
     r.to_result()
     r.ev(E.EV_COVER_ON)
-    assert r.types() == [E.J_VIOLATION] and r.m.state == E.ST_RESULT
+    assert r.types() == [R.J_VIOLATION] and r.m.state == E.ST_RESULT
 
 
 def test_next_round_cannot_start_until_payout_confirmed():
@@ -170,17 +172,17 @@ def test_sensor_fault_alarms_and_blocks_shaking_until_acknowledged():
     r = Rig()
     r.arm()
     r.ev(E.EV_FAULT, E.S_COVER)
-    assert r.types() == [E.J_ALARM] and r.recs[0].p(0) == E.R_SENSOR_FAULT
+    assert r.types() == [R.J_ALARM] and r.recs[0].p(0) == E.R_SENSOR_FAULT
     assert (E.C_SHOW, E.R_SENSOR_FAULT, E.S_COVER, 0) in r.last
     assert r.m.faults == 1 << E.S_COVER
     assert r.recs[0].p(1) == E.S_COVER and r.lamp("ALARM")
     r.ev(E.EV_SHAKE)
     _refused(r, E.R_FAULT_ACTIVE)
     r.ev(E.EV_SUPERVISOR_ON)
-    assert r.types() == [E.J_SUPERVISOR, E.J_ALARM_CLEAR] and not r.lamp("ALARM")
+    assert r.types() == [R.J_SUPERVISOR, R.J_ALARM_CLEAR] and not r.lamp("ALARM")
     assert r.recs[0].p(0) == 1 and r.m.faults == 0
     r.ev(E.EV_SUPERVISOR_OFF)
-    assert r.types() == [E.J_SUPERVISOR] and r.recs[0].p(0) == 0
+    assert r.types() == [R.J_SUPERVISOR] and r.recs[0].p(0) == 0
     assert r.shown() == [E.M_SUPERVISOR_OFF]
     r.ev(E.EV_SHAKE)
     assert r.m.state == E.ST_SHAKING
@@ -190,7 +192,7 @@ def test_sensor_fault_between_shake_and_bell_voids_the_round():
     r = Rig()
     r.to_open()
     r.ev(E.EV_FAULT, E.S_CLASP_L)
-    assert r.types() == [E.J_ALARM, E.J_VOID]
+    assert r.types() == [R.J_ALARM, R.J_VOID]
     assert r.recs[1].p(0) == E.V_FAULT and r.m.state == E.ST_IDLE
 
 
@@ -206,11 +208,11 @@ def test_supervisor_key_acknowledges_an_alarm_without_a_fault():
     r.ev(E.EV_COVER_OFF)  # tamper: an alarm, no sensor fault
     assert r.m.alarm and r.m.faults == 0 and r.lamp("ALARM")
     r.ev(E.EV_SUPERVISOR_ON)
-    assert r.types() == [E.J_SUPERVISOR, E.J_ALARM_CLEAR] and not r.lamp("ALARM")
+    assert r.types() == [R.J_SUPERVISOR, R.J_ALARM_CLEAR] and not r.lamp("ALARM")
     assert r.shown() == [E.M_ALARM_CLEARED]
     r.ev(E.EV_SUPERVISOR_OFF)
     r.ev(E.EV_SUPERVISOR_ON)
-    assert r.types() == [E.J_SUPERVISOR] and r.shown() == [E.M_SUPERVISOR_ON]
+    assert r.types() == [R.J_SUPERVISOR] and r.shown() == [E.M_SUPERVISOR_ON]
 
 
 def test_a_face_that_is_not_a_number_is_refused_as_255():
@@ -218,6 +220,6 @@ def test_a_face_that_is_not_a_number_is_refused_as_255():
     r.to_result()
     r.ev(E.EV_FACE, "x")
     _refused(r, E.R_DICE_RANGE)
-    assert r.recs[0].p(1) == 255 and r.m.entry_n == 0
+    assert r.recs[0].p(1) == 255 and r.m.entry.count == 0
     r.ev(E.EV_FACE, 200)
     assert r.recs[0].p(1) == 200

@@ -3,9 +3,11 @@
 # and the machine's invariants hold throughout. The replay is a second machine
 # fed the records as they are written: the same transitions, and every live
 # record passes the checks a replay applies (none is counted as damage).
-from roundkit import Rig, forge, make_cfg, snapshot
+from roundkit import Rig, forge, make_cfg, sensed, snapshot
 from sicbo import events as E
-from sicbo.round import RoundMachine
+from sicbo import records as R
+from sicbo import signals as S
+from sicbo.roundmachine import RoundMachine
 from sicbo.roundstate import RoundState
 
 _EVENTS = (E.EV_COVER_ON, E.EV_COVER_OFF, E.EV_CLASP_L_ON, E.EV_CLASP_L_OFF,
@@ -21,11 +23,11 @@ def _good(m):
     if st == E.ST_IDLE:
         if m.faults:
             return E.EV_SUPERVISOR_ON
-        if not m.cover:
+        if not m.levels[S.COVER]:
             return E.EV_COVER_ON
-        if not m.clasp_l:
+        if not m.levels[S.CLASP_LEFT]:
             return E.EV_CLASP_L_ON
-        if not m.clasp_r:
+        if not m.levels[S.CLASP_RIGHT]:
             return E.EV_CLASP_R_ON
         return E.EV_SHAKE
     if st == E.ST_SHAKING:
@@ -34,11 +36,11 @@ def _good(m):
         return E.EV_BELL
     if st == E.ST_CLOSED:
         return E.EV_COVER_OFF
-    if st == E.ST_HOLD and not m.supervisor:
+    if st == E.ST_HOLD and not m.levels[S.SUPERVISOR]:
         return E.EV_SUPERVISOR_ON
     if st == E.ST_PAYING:
         return E.EV_PAYOUT
-    return E.EV_CONFIRM if m.entry_n == 3 else E.EV_FACE
+    return E.EV_CONFIRM if m.entry.count == 3 else E.EV_FACE
 
 
 def _run(cfg, seed, steps):
@@ -57,7 +59,7 @@ def _run(cfg, seed, steps):
         arg = (seed >> 4) % 7 + (1 if ev == E.EV_FACE else 0)
         if ev == E.EV_FACE and (seed >> 24) % 8:
             arg = 1 + arg % 6
-        solenoid_before = r.m.cover and r.m.clasp_l and r.m.clasp_r
+        solenoid_before = all(sensed(r.m)[:3])
         if ev == 0:
             r.reader(1 + arg % 6, 1 + (arg * 5) % 6, 1 + (seed >> 12) % 6)
         else:
@@ -69,7 +71,7 @@ def _run(cfg, seed, steps):
         if r.raw:
             rp.feed(r.raw)
         for rec in r.recs:
-            if rec.type == E.J_RESULT:
+            if rec.type == R.J_RESULT:
                 results[rec.round] = results.get(rec.round, 0) + 1
         m = r.m
         seen.add(m.state)
@@ -111,9 +113,9 @@ class _Feed:
 
     def take(self, t, *p, wall=None):
         self.seq += 1
-        if t == E.J_ROUND:
+        if t == R.J_ROUND:
             self.rid += 1
-        elif t == E.J_BOOT:
+        elif t == R.J_BOOT:
             self.boot += 1
         payload = bytes(p) + bytes(8 - len(p))
         code = self.rs.take(forge(t, self.seq, self.rid, payload, self.boot, wall), 0)
@@ -123,64 +125,62 @@ class _Feed:
 
 def test_each_transition_does_what_its_record_says():
     f = _Feed()
-    rs = f.take(E.J_BOOT)
+    rs = f.take(R.J_BOOT)
     assert rs.state == E.ST_IDLE and rs.boot == 2 and rs.seq == 1 and rs.synced
-    rs = f.take(E.J_CONFIG, 1, 2, 3, 4, 5, 6, wall=700000000)
+    rs = f.take(R.J_CONFIG, 1, 2, 3, 4, 5, 6, wall=700000000)
     assert bytes(rs.config_id) == bytes((1, 2, 3, 4, 5, 6)) and rs.config_wall == 700000000
-    rs = f.take(E.J_ALARM, E.R_SENSOR_FAULT, E.S_CLASP_R)
+    rs = f.take(R.J_ALARM, E.R_SENSOR_FAULT, E.S_CLASP_R)
     assert rs.alarm and rs.faults == 1 << E.S_CLASP_R and rs.config_wall == 700000000
-    rs = f.take(E.J_ALARM_CLEAR, wall=700000100)
+    rs = f.take(R.J_ALARM_CLEAR, wall=700000100)
     assert not rs.alarm and rs.faults == 0 and rs.config_wall == 700000100
-    rs = f.take(E.J_ROUND, 2)
+    rs = f.take(R.J_ROUND, 2)
     assert rs.state == E.ST_SHAKING and rs.round == 1 and rs.open_seq == 5
-    assert f.take(E.J_OPEN).state == E.ST_OPEN
-    assert f.take(E.J_BELL).state == E.ST_CLOSED
-    rs.entry_n = 2  # a key entry in progress survives a reader's dice, not a new state
-    rs = f.take(E.J_READER, 2, 2, 2)
+    assert f.take(R.J_OPEN).state == E.ST_OPEN
+    assert f.take(R.J_BELL).state == E.ST_CLOSED
+    rs = f.take(R.J_READER, 2, 2, 2)
     assert rs.state == E.ST_CLOSED and rs.has_reader and bytes(rs.reader) == b"\x02\x02\x02"
-    assert rs.entry_n == 2
-    rs = f.take(E.J_COVER_OFF)
-    assert rs.state == E.ST_RESULT and rs.entry_n == 0
-    rs = f.take(E.J_HOLD, 1, 2, 3, 2, 2, 2)
+    rs = f.take(R.J_COVER_OFF)
+    assert rs.state == E.ST_RESULT
+    rs = f.take(R.J_HOLD, 1, 2, 3, 2, 2, 2)
     assert rs.state == E.ST_HOLD and bytes(rs.hold) == bytes((1, 2, 3)) and not rs.has_result
-    rs = f.take(E.J_RESULT, 1, 2, 3, 1)
+    rs = f.take(R.J_RESULT, 1, 2, 3, 1)
     assert rs.state == E.ST_PAYING and rs.has_result and bytes(rs.dice) == bytes((1, 2, 3))
-    rs = f.take(E.J_VIOLATION, E.R_COVER_BEFORE_PAYOUT)
+    rs = f.take(R.J_VIOLATION, E.R_COVER_BEFORE_PAYOUT)
     assert rs.violation and rs.alarm and rs.state == E.ST_PAYING
-    rs = f.take(E.J_CORRECTION, 1, 2, 3, 4, 5, 6)
+    rs = f.take(R.J_CORRECTION, 1, 2, 3, 4, 5, 6)
     assert rs.state == E.ST_PAYING and bytes(rs.dice) == bytes((4, 5, 6))
     rs.pending = 2
-    rs = f.take(E.J_DAMAGE, E.BAD_DICE, E.J_RESULT, 9)
+    rs = f.take(R.J_DAMAGE, E.BAD_DICE, R.J_RESULT, 9)
     assert rs.state == E.ST_HOLD and rs.pending == 0 and rs.has_result
-    rs = f.take(E.J_CORRECTION, 4, 5, 6, 4, 5, 6)
+    rs = f.take(R.J_CORRECTION, 4, 5, 6, 4, 5, 6)
     assert rs.state == E.ST_PAYING
-    rs = f.take(E.J_PAYOUT)
+    rs = f.take(R.J_PAYOUT)
     assert (rs.state, rs.open_seq, rs.has_result, rs.has_reader, rs.void_lit) == (
         E.ST_IDLE, 0, False, False, False)
     assert rs.alarm and rs.violation  # until the next round or the supervisor
-    rs = f.take(E.J_ROUND, 0)
+    rs = f.take(R.J_ROUND, 0)
     assert rs.round == 2 and not rs.alarm and not rs.violation and rs.open_seq == rs.seq
-    rs = f.take(E.J_VOID, E.V_TAMPER, 1)
+    rs = f.take(R.J_VOID, E.V_TAMPER, 1)
     assert rs.state == E.ST_IDLE and rs.void_lit and rs.open_seq == 0
-    rs = f.take(E.J_ALARM, E.R_SENSOR_FAULT, E.S_COVER)
-    rs = f.take(E.J_BOOT)
+    rs = f.take(R.J_ALARM, E.R_SENSOR_FAULT, E.S_COVER)
+    rs = f.take(R.J_BOOT)
     assert rs.faults == 0 and rs.alarm and rs.void_lit and rs.boot == 3  # faults: detected again
-    rs = f.take(E.J_CONFIG, 9, 9, 9, 9, 9, 9)
+    rs = f.take(R.J_CONFIG, 9, 9, 9, 9, 9, 9)
     assert rs.config_wall is None  # new files: no known time yet
-    rs = f.take(E.J_ROUND, 0)
+    rs = f.take(R.J_ROUND, 0)
     assert not rs.void_lit and rs.state == E.ST_SHAKING
 
 
 def test_a_round_started_over_an_unfinished_one_forgets_its_result_and_reader():
     f = _Feed()
-    for t in (E.J_ROUND, E.J_OPEN, E.J_BELL):
+    for t in (R.J_ROUND, R.J_OPEN, R.J_BELL):
         f.take(t)
-    f.take(E.J_READER, 3, 3, 3)
-    f.take(E.J_COVER_OFF)
-    f.take(E.J_RESULT, 3, 3, 3)
-    rs = f.take(E.J_VIOLATION, E.R_COVER_BEFORE_PAYOUT)
+    f.take(R.J_READER, 3, 3, 3)
+    f.take(R.J_COVER_OFF)
+    f.take(R.J_RESULT, 3, 3, 3)
+    rs = f.take(R.J_VIOLATION, E.R_COVER_BEFORE_PAYOUT)
     # Its payout was lost: the next round's start is where the replay goes on.
-    rs = f.take(E.J_ROUND, 0)
+    rs = f.take(R.J_ROUND, 0)
     assert (rs.state, rs.has_result, rs.has_reader, rs.violation, rs.open_seq) == (
         E.ST_SHAKING, False, False, False, rs.seq)
 
@@ -188,13 +188,13 @@ def test_a_round_started_over_an_unfinished_one_forgets_its_result_and_reader():
 def test_state_checks_start_with_the_tables_first_record():
     # From seq 1 the round is known to be idle: a result there is damage.
     f = _Feed()
-    f.take(E.J_BOOT)
-    assert f.rs.take(forge(E.J_RESULT, 2, 0, bytes((1, 2, 3, 0, 0, 0, 0, 0))), 0) \
+    f.take(R.J_BOOT)
+    assert f.rs.take(forge(R.J_RESULT, 2, 0, bytes((1, 2, 3, 0, 0, 0, 0, 0))), 0) \
         == E.BAD_STATE
     # A journal whose first records were deleted by rotation starts anywhere.
     rs = RoundState()
-    assert rs.take(forge(E.J_RESULT, 40, 7, bytes((1, 2, 3, 0, 0, 0, 0, 0))), 0) == 0
+    assert rs.take(forge(R.J_RESULT, 40, 7, bytes((1, 2, 3, 0, 0, 0, 0, 0))), 0) == 0
     assert rs.state == E.ST_PAYING and rs.round == 7 and not rs.synced
-    assert rs.take(forge(E.J_PAYOUT, 41, 7), 0) == 0
-    assert rs.take(forge(E.J_ROUND, 42, 8), 0) == 0 and rs.synced
-    assert rs.take(forge(E.J_PAYOUT, 43, 8), 0) == E.BAD_STATE
+    assert rs.take(forge(R.J_PAYOUT, 41, 7), 0) == 0
+    assert rs.take(forge(R.J_ROUND, 42, 8), 0) == 0 and rs.synced
+    assert rs.take(forge(R.J_PAYOUT, 43, 8), 0) == E.BAD_STATE

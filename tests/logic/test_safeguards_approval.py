@@ -1,8 +1,8 @@
-# The approval check (appboot.approval_refusal) to the day and to the second,
+# The approval check (sicbo.approval.refusal) to the day and to the second,
 # with the clock set and without it, and the calendar it counts with
-# (sicbo.dates: the journal's and the log's dates too).
-import appboot
-from sicbo import dates
+# (sicbo.dates: the journal's and the log's dates too), and the wall clock.
+import hw
+from sicbo import approval, dates
 
 EFFECTIVE = "2026-11-05"
 
@@ -33,28 +33,28 @@ def test_day_2000_is_2000_01_01():
 def test_clock_set_runs_from_the_first_second_of_the_effective_day():
     cfg = _Cfg()
     m = _Journal()
-    assert appboot.approval_refusal(cfg, _wall(2026, 11, 5), m, b"ABCDEF") is None
-    assert appboot.approval_refusal(cfg, _wall(2026, 11, 6, 5), m, b"ABCDEF") is None
+    assert approval.refusal(cfg, _wall(2026, 11, 5), m, b"ABCDEF") is None
+    assert approval.refusal(cfg, _wall(2026, 11, 6, 5), m, b"ABCDEF") is None
     last = _wall(2026, 11, 5) - 1  # 23:59:59 the day before
-    why = appboot.approval_refusal(cfg, last, m, b"ABCDEF")
+    why = approval.refusal(cfg, last, m, b"ABCDEF")
     assert why is not None and "effective from 2026-11-05" in why and "T" in why
-    assert appboot.approval_refusal(cfg, _wall(2026, 11, 4), m, b"ABCDEF") is not None
-    assert appboot.approval_refusal(cfg, 0, m, b"ABCDEF") is not None
+    assert approval.refusal(cfg, _wall(2026, 11, 4), m, b"ABCDEF") is not None
+    assert approval.refusal(cfg, 0, m, b"ABCDEF") is not None
 
 
 def test_clock_unknown_runs_only_on_a_journal_of_these_files_on_or_after_the_day():
     cfg = _Cfg()
     on_day = _Journal(b"ABCDEF", _wall(2026, 11, 5))
-    assert appboot.approval_refusal(cfg, None, on_day, b"ABCDEF") is None
+    assert approval.refusal(cfg, None, on_day, b"ABCDEF") is None
     later = _Journal(b"ABCDEF", _wall(2027, 1, 1, 3600))
-    assert appboot.approval_refusal(cfg, None, later, b"ABCDEF") is None
+    assert approval.refusal(cfg, None, later, b"ABCDEF") is None
     # A day (a second) early, other files, or no time known: refused.
     early = _Journal(b"ABCDEF", _wall(2026, 11, 5) - 1)
-    why = appboot.approval_refusal(cfg, None, early, b"ABCDEF")
+    why = approval.refusal(cfg, None, early, b"ABCDEF")
     assert why is not None and "RTC not set" in why
-    assert appboot.approval_refusal(cfg, None, on_day, b"ABCDEG") is not None
-    assert appboot.approval_refusal(cfg, None, _Journal(b"ABCDEF", None), b"ABCDEF") is not None
-    assert appboot.approval_refusal(cfg, None, _Journal(b"\0" * 6, None), b"\0" * 6) is not None
+    assert approval.refusal(cfg, None, on_day, b"ABCDEG") is not None
+    assert approval.refusal(cfg, None, _Journal(b"ABCDEF", None), b"ABCDEF") is not None
+    assert approval.refusal(cfg, None, _Journal(b"\0" * 6, None), b"\0" * 6) is not None
 
 
 def test_civil_from_days_round_trips():
@@ -147,12 +147,10 @@ class _Rtc:
 
 
 def test_the_wall_clock_counts_every_field_of_the_rtc():
-    import shell
-
-    w = shell.WallClock(_Rtc((2026, 11, 30, 0, 12, 34, 56, 0)))
+    w = hw.WallClock(_Rtc((2026, 11, 30, 0, 12, 34, 56, 0)))
     w.refresh(1000)
     assert w.seconds(1000) == _wall(2026, 11, 30, 12 * 3600 + 34 * 60 + 56)
     assert w.seconds(3500) == _wall(2026, 11, 30, 12 * 3600 + 34 * 60 + 58)
-    w = shell.WallClock(None)
+    w = hw.WallClock(None)
     w.refresh(1000)
     assert w.seconds(1000) is None

@@ -1,8 +1,10 @@
-# The end of start-up (appboot.resume) on stand-ins for the controller: the
-# levels the round machine resumes with come from the right inputs, an input
-# already faulted at boot raises its alarm under its own sensor id, and the
-# journal of a board in a boot loop is rotated once it holds too many files.
-import appboot
+# The end of start-up (Controller.resume) with stand-ins for the switches,
+# the round machine and the store: the levels the round machine resumes with
+# come from the right inputs, an input already faulted at boot raises its
+# alarm under its own sensor id, and the journal of a board in a boot loop is
+# rotated once it holds too many files.
+from controller import Controller
+
 from sicbo import events as E
 from sicbo import signals as S
 
@@ -34,13 +36,23 @@ class _Switches:
 
 
 class _Machine:
+    """Records what the controller gives it; writes no record, no command."""
+
     def __init__(self):
         self.resumed = None
         self.configs = []
+        self.handled = []
         self.open_seq = 77
+        self.rec_len = 0
+        self.cmds = []
+        self.levels = bytearray(S.LEVELS)
 
-    def resume(self, now, wall, cover, clasp_l, clasp_r, supervisor, cause):
-        self.resumed = (now, wall, cover, clasp_l, clasp_r, supervisor, cause)
+    def resume(self, now, wall, levels, cause):
+        self.resumed = (now, wall) + tuple(levels) + (cause,)
+        return 0
+
+    def handle(self, ev, arg, now, wall):
+        self.handled.append((ev, arg))
         return 0
 
     def set_config(self, now, wall, config_id):
@@ -50,9 +62,12 @@ class _Machine:
 
 class _Store:
     def __init__(self, files, max_files):
-        self.segs = [[n, 1] for n in range(files)]
+        self.n = files
         self.max_files = max_files
         self.rotated = []
+
+    def files(self):
+        return self.n
 
     def rotate(self, keep_seq=0):
         self.rotated.append(keep_seq)
@@ -67,22 +82,10 @@ class _Hw:
     pass
 
 
-class _Ctl:
-    def __init__(self, levels, faulted=(), files=3, max_files=16):
-        self.hw = _Hw()
-        self.hw.switches = _Switches(levels, faulted)
-        self.m = _Machine()
-        self.store = _Store(files, max_files)
-        self.wall = _Wall()
-        self._ev = [0, 0, 0, 0]
-        self.handled = []
-        self.drained = 0
-
-    def drain(self, n, now):
-        self.drained += 1
-
-    def handle(self, ev, arg, now):
-        self.handled.append((ev, arg))
+def _Ctl(levels, faulted=(), files=3, max_files=16):
+    hw = _Hw()
+    hw.switches = _Switches(levels, faulted)
+    return Controller(hw, _Store(files, max_files), _Wall(), None, None, _Machine(), None)
 
 
 def _levels(**named):
@@ -95,26 +98,26 @@ def _levels(**named):
 def test_resume_reads_each_level_from_its_own_input():
     for name in ("cover", "clasp_left", "clasp_right", "supervisor"):
         ctl = _Ctl(_levels(**{name: 1}))
-        appboot.resume(ctl, 500, 7, b"ABCDEF")
+        ctl.resume(500, 7, b"ABCDEF")
         got = ctl.m.resumed
-        assert got[:2] == (500, 1234) and got[6] == 7
-        want = [1 if n == name else 0 for n in ("cover", "clasp_left", "clasp_right",
-                                                "supervisor")]
-        assert list(got[2:6]) == want, (name, got)
-        assert ctl.handled == []
+        assert got[:2] == (500, 1234) and got[-1] == 7
+        want = [1 if n == name else 0 for n in S.INPUT_SIGNALS[:S.LEVELS]]
+        assert list(got[2:-1]) == want, (name, got)
+        assert ctl.m.handled == []
         assert ctl.m.configs == [b"ABCDEF"]
     ctl = _Ctl(_levels(shake=1, key_confirm=1))
-    appboot.resume(ctl, 500)
-    assert ctl.m.resumed[2:6] == (0, 0, 0, 0) and ctl.m.configs == []
-    assert ctl.m.resumed[6] == 0  # no cause given: 0
+    ctl.resume(500)
+    # The shake sensor is read as the others; no key is a level.
+    assert ctl.m.resumed[2:-1] == (0, 0, 0, 1, 0) and ctl.m.configs == []
+    assert ctl.m.resumed[-1] == 0  # no cause given: 0
 
 
 def test_the_levels_are_read_fresh_and_their_edges_dropped():
     ctl = _Ctl(_levels(cover=1))
-    appboot.resume(ctl, 500)
+    ctl.resume(500)
     sw = ctl.hw.switches
     assert sw.updated == [500] and sw.popped == 2 and sw.queued == 0
-    assert ctl.handled == []
+    assert ctl.m.handled == []
 
 
 def test_an_input_faulted_at_boot_raises_its_own_sensor_alarm():
@@ -122,18 +125,18 @@ def test_an_input_faulted_at_boot_raises_its_own_sensor_alarm():
               S.SHAKE: E.S_SHAKE, S.SUPERVISOR: E.S_SUPERVISOR}
     for i in range(S.COUNT):
         ctl = _Ctl(_levels(), faulted=(i,))
-        appboot.resume(ctl, 500)
-        assert ctl.handled == [(E.EV_FAULT, sensor.get(i, E.S_KEYS))], (i, ctl.handled)
+        ctl.resume(500)
+        assert ctl.m.handled == [(E.EV_FAULT, sensor.get(i, E.S_KEYS))], (i, ctl.m.handled)
     # Every key of a broken chain: one alarm for the keys, not one per key.
     ctl = _Ctl(_levels(), faulted=tuple(range(S.KEY_BELL, S.COUNT)) + (S.CLASP_RIGHT,))
-    appboot.resume(ctl, 500)
-    assert sorted(ctl.handled) == sorted([(E.EV_FAULT, E.S_CLASP_R), (E.EV_FAULT, E.S_KEYS)])
+    ctl.resume(500)
+    assert sorted(ctl.m.handled) == sorted([(E.EV_FAULT, E.S_CLASP_R), (E.EV_FAULT, E.S_KEYS)])
 
 
 def test_a_boot_loop_rotates_the_journal_past_its_file_cap():
     ctl = _Ctl(_levels(), files=16, max_files=16)
-    appboot.resume(ctl, 500)
+    ctl.resume(500)
     assert ctl.store.rotated == []  # at the cap: a boot deletes nothing
     ctl = _Ctl(_levels(), files=17, max_files=16)
-    appboot.resume(ctl, 500)
+    ctl.resume(500)
     assert ctl.store.rotated == [77]  # keeping the unfinished round

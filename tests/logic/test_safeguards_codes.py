@@ -1,12 +1,14 @@
 # The numbers the journal, the log and the dealer's display share
-# (sicbo.events): record types, reasons, messages, states, sensors, void and
+# (sicbo.events, sicbo.records): record types, reasons, messages, states, sensors, void and
 # damage codes are written to flash and read back by older and newer
 # firmware and by the host tools. Each family is numbered without a gap or a
 # clash from its first value, and its *_LAST is its largest: a code moved by
 # one, or a new one that reuses a number, fails here.
 from sicbo import events as E
+from sicbo import records as R
 
-# prefix: (first value, name of the family's last code or None, contiguous)
+# prefix: (first value, name of the family's last code or None, contiguous),
+# in sicbo.events but J_ (record types), in sicbo.records.
 FAMILIES = {
     "J_": (1, "J_LAST", True),
     "V_": (1, "V_LAST", True),
@@ -23,11 +25,16 @@ FAMILIES = {
 }
 
 
+def _module(prefix):
+    return R if prefix == "J_" else E
+
+
 def _family(prefix, last):
     out = {}
-    for name in dir(E):
+    mod = _module(prefix)
+    for name in dir(mod):
         if name.startswith(prefix) and name != last:
-            v = getattr(E, name)
+            v = getattr(mod, name)
             if type(v) is int:
                 out[name] = v
     return out
@@ -44,7 +51,7 @@ def test_each_family_is_numbered_without_gap_or_clash():
         if contiguous:
             assert values == list(range(first, first + len(values))), (prefix, values)
         if last is not None:
-            assert getattr(E, last) == values[-1], (prefix, last)
+            assert getattr(_module(prefix), last) == values[-1], (prefix, last)
 
 
 def test_messages_and_refusals_do_not_overlap():
@@ -55,8 +62,8 @@ def test_messages_and_refusals_do_not_overlap():
 
 def test_the_journal_format_numbers():
     # docs/journal.md: what boards already in service have written.
-    assert (E.J_BOOT, E.J_ROUND, E.J_RESULT, E.J_VOID, E.J_PAYOUT) == (1, 2, 6, 8, 9)
-    assert (E.J_METERS, E.J_CONFIG, E.J_DAMAGE, E.J_LAST) == (18, 19, 22, 22)
+    assert (R.J_BOOT, R.J_ROUND, R.J_RESULT, R.J_VOID, R.J_PAYOUT) == (1, 2, 6, 8, 9)
+    assert (R.J_METERS, R.J_CONFIG, R.J_DAMAGE, R.J_LAST) == (18, 19, 22, 22)
     assert (E.V_STACKED, E.V_LEANING, E.V_OTHER, E.V_LAST) == (1, 2, 3, 7)
     assert (E.ST_IDLE, E.ST_OPEN, E.ST_PAYING, E.ST_HOLD) == (0, 2, 5, 6)
     assert (E.MAX_FAILED_BOOTS, E.STABLE_MS) == (3, 60000)
@@ -68,7 +75,7 @@ def test_a_void_reason_without_a_name_is_shown_as_its_number():
     n = len(texts.VOID_NAMES)
     for reason, expect in ((n - 1, " reason " + texts.VOID_NAMES[n - 1]),
                            (n, " reason %d" % n), (200, " reason 200")):
-        rec = journal.records(journal.encode(E.J_VOID, 5, 2, 1, 0, None,
+        rec = journal.records(journal.encode(R.J_VOID, 5, 2, 1, 0, None,
                                              bytes((reason, 0, 0, 0, 0, 0, 0, 0))))[0]
         line = logtext.journal_line(rec)
         assert line.endswith(expect), (reason, line)

@@ -1,5 +1,5 @@
 # mprun-heap: controller
-# The controller's own safeguards (app.Controller) through the pins: the coil
+# The controller's own safeguards (controller.Controller) through the pins: the coil
 # stopped at once by a tamper, betting opened on the tick the shake ends, a
 # sensor that settles at a new level re-stated with the time it settled,
 # and the fault record naming its time and its clock right.
@@ -7,12 +7,14 @@ import machine
 from appkit import SOLENOID, Table
 
 from sicbo import events as E
+from sicbo import records as R
+from sicbo import signals as S
 
 WINDOW = 1000  # appkit's board: chatter_window_ms
 
 
 def _new(t, before):
-    return [r for r in t.journal() if r.seq > before and r.type != E.J_METERS]
+    return [r for r in t.journal() if r.seq > before and r.type != R.J_METERS]
 
 
 def test_a_tamper_mid_pulse_stops_the_coil_at_once():
@@ -38,8 +40,8 @@ def test_betting_opens_on_the_tick_the_shake_ends():
     t.press("shake")
     t.run(2000)
     recs = t.journal()
-    start = [r for r in recs if r.type == E.J_ROUND][-1].ticks
-    opened = [r for r in recs if r.type == E.J_OPEN][-1].ticks
+    start = [r for r in recs if r.type == R.J_ROUND][-1].ticks
+    opened = [r for r in recs if r.type == R.J_OPEN][-1].ticks
     assert opened - start == 3 * (60 + 250), opened - start  # pulse_count * (on + off)
     t.close()
 
@@ -77,8 +79,8 @@ def test_a_cover_that_settles_off_is_restated_with_its_time():
     assert not t.hw.switches.faulted(0)
     recs = _new(t, seq)
     types = [r.type for r in recs]
-    assert types == [E.J_ALARM, E.J_COVER_OFF], types
-    assert t.state() == E.ST_RESULT and t.m.cover == 0
+    assert types == [R.J_ALARM, R.J_COVER_OFF], types
+    assert t.state() == E.ST_RESULT and t.m.levels[S.COVER] == 0
     cover_off = recs[1]
     assert cover_off.ticks > recs[0].ticks + WINDOW - 100, (cover_off.ticks, recs[0].ticks)
     assert t.now() - cover_off.ticks < 100
@@ -91,9 +93,9 @@ def test_a_supervisor_key_that_settles_on_is_restated_once():
     _chatter_to(t, "supervisor", 1)
     recs = _new(t, seq)
     types = [(r.type, r.p(0)) for r in recs]
-    assert types == [(E.J_ALARM, E.R_SENSOR_FAULT), (E.J_SUPERVISOR, 1),
-                     (E.J_ALARM_CLEAR, 0)], types
-    assert t.m.supervisor == 1 and t.m.cover == 0 and not t.m.alarm
+    assert types == [(R.J_ALARM, E.R_SENSOR_FAULT), (R.J_SUPERVISOR, 1),
+                     (R.J_ALARM_CLEAR, 0)], types
+    assert t.m.levels[S.SUPERVISOR] == 1 and t.m.levels[S.COVER] == 0 and not t.m.alarm
     assert t.now() - recs[1].ticks < 100
     t.close()
 
@@ -106,7 +108,7 @@ def test_a_fault_record_has_its_time_and_clock_in_their_places():
     seq = t.m.seq
     t.ctl.journal_fault(E.F_TASK, 2, 9)
     rec = t.journal()[-1]
-    assert rec.type == E.J_FAULT and rec.seq == seq + 1 and t.m.seq == seq + 1
+    assert rec.type == R.J_FAULT and rec.seq == seq + 1 and t.m.seq == seq + 1
     assert (rec.p(0), rec.p(1), rec.p(2)) == (E.F_TASK, 2, 9)
     # appkit's RTC: 2026-11-30 12:00 UTC, seconds since 2000-01-01.
     assert abs(rec.wall - 849355200) < 3600, rec.wall
@@ -116,7 +118,8 @@ def test_a_fault_record_has_its_time_and_clock_in_their_places():
 def test_new_files_are_checked_cached_then_the_board_resets():
     import os
 
-    import shell
+    import faults
+    import tablefiles
     from appkit import board_dict, fresh_folder, table_dict, write_files
 
     folder = fresh_folder()
@@ -124,15 +127,15 @@ def test_new_files_are_checked_cached_then_the_board_resets():
     resets = len(machine.sim_resets())
     log = []
     try:
-        shell.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
-                    ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
+        faults.start(folder + "/board.json", folder + "/table.json", folder, log=log.append,
+                     ticks_ms=machine.sim_ticks_ms, fault_file=folder + "/fault.txt")
     except SystemExit:
         pass  # the sim's machine.reset()
     else:
         raise AssertionError("no reset after caching: %r" % log)
     assert len(machine.sim_resets()) == resets + 1
-    assert shell.CACHE_NAME in os.listdir(folder)
-    assert shell.failed_boots(folder + "/fault.txt")[0] == 0  # a restart, not a fault
+    assert tablefiles.CACHE_NAME in os.listdir(folder)
+    assert faults.Faults(folder + "/fault.txt").failed_boots()[0] == 0  # a restart, not a fault
 
 
 def _rises(pin):
@@ -162,8 +165,8 @@ def test_the_electric_shaker_runs_its_time_and_stops_on_a_tamper():
     t.run(3100)
     assert machine.sim_on_time(MOTOR) == [3000] and t.state() == E.ST_OPEN
     recs = t.journal()
-    start = [r for r in recs if r.type == E.J_ROUND][-1].ticks
-    opened = [r for r in recs if r.type == E.J_OPEN][-1].ticks
+    start = [r for r in recs if r.type == R.J_ROUND][-1].ticks
+    opened = [r for r in recs if r.type == R.J_OPEN][-1].ticks
     assert opened - start == 3000
     t.press("key_bell")
     t.run(1600)
@@ -187,12 +190,12 @@ def test_the_timer_never_fires_early():
     t = Table()
     t.close_dome()
     t.press("shake")
-    deadline = t.ctl.deadline
-    assert t.ctl.timer_on
+    deadline = t.m.deadline
+    assert t.m.timer_on
     t.ctl.poll(deadline - 1)
-    assert t.state() == E.ST_SHAKING and t.ctl.timer_on
+    assert t.state() == E.ST_SHAKING and t.m.timer_on
     t.ctl.poll(deadline)
-    assert t.state() == E.ST_OPEN and not t.ctl.timer_on
+    assert t.state() == E.ST_OPEN and not t.m.timer_on
     t.close()
 
 
@@ -209,15 +212,16 @@ def test_levels_settling_after_chatter_are_restated_only_when_changed():
         events = t.ctl.events
         _chatter_to(t, name, levels[name])
         assert t.ctl.events == events + 1, (name, "only the FAULT event")
-        assert (t.m.cover, t.m.clasp_l, t.m.clasp_r, t.m.supervisor) == (1, 0, 1, 0), name
+        lv = t.m.levels
+        assert (lv[S.COVER], lv[S.CLASP_LEFT], lv[S.CLASP_RIGHT], lv[S.SUPERVISOR]) == (
+            1, 0, 1, 0), name
         t.press("supervisor", 60)  # acknowledge the alarm
         t.run(60)
-    for name, attr in (("cover", "cover"), ("clasp_left", "clasp_l"),
-                       ("clasp_right", "clasp_r"), ("supervisor", "supervisor")):
+    for name in ("cover", "clasp_left", "clasp_right", "supervisor"):
         new = 1 - levels[name]
         events = t.ctl.events
         _chatter_to(t, name, new)
-        assert getattr(t.m, attr) == new, name
+        assert t.m.levels[S.INPUT_SIGNALS.index(name)] == new, name
         assert t.ctl.events == events + 2, (name, "the FAULT, then the new level")
         levels[name] = new
         if name != "supervisor":
@@ -242,8 +246,8 @@ def test_the_boot_says_where_it_resumed_and_drops_the_board_file():
     t = Table()
     assert "sicbo: test table, round 0, state 0" in t.log, t.log
     assert not hasattr(t.ctl, "board") and not hasattr(t.ctl, "cfg")  # kept: none of the files
-    conf = [r for r in t.journal() if r.type == E.J_CONFIG]
-    boot = [r for r in t.journal() if r.type == E.J_BOOT][-1]
+    conf = [r for r in t.journal() if r.type == R.J_CONFIG]
+    boot = [r for r in t.journal() if r.type == R.J_BOOT][-1]
     assert conf and conf[-1].ticks == boot.ticks and conf[-1].wall == boot.wall
     assert abs(conf[-1].wall - 849355200) < 3600
     t.close()

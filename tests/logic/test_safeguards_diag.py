@@ -10,6 +10,7 @@ from diagkit import _close, _diag_records, _out, _pulses, _table
 
 import diag
 from sicbo import events as E
+from sicbo import records as R
 
 
 def test_moving_parts_refused_unless_idle_cover_on_and_clasps_fastened():
@@ -50,8 +51,8 @@ def test_each_test_runs_once_and_is_journaled():
     assert _out[-1] == "bell: rang 50 ms"
     assert diag.lamps(0) is True
     assert machine.sim_frame(LATCH) is not None
-    assert _diag_records(t) == [(E.J_DIAG, E.D_SOLENOID), (E.J_DIAG, E.D_BELL),
-                                (E.J_DIAG, E.D_LAMPS)]
+    assert _diag_records(t) == [(R.J_DIAG, E.D_SOLENOID), (R.J_DIAG, E.D_BELL),
+                                (R.J_DIAG, E.D_LAMPS)]
     assert "channel   0  PLACE_BETS" in _out, _out[:3]
     assert _out[-1].startswith("lamps: ")
 

@@ -31,8 +31,10 @@ def test_recall_meters_and_journal_say_what_was_played():
 def test_recall_shows_the_wall_time_of_each_round():
     _table()
     diag.recall()
-    # appkit's RTC: 2026-11-30 12:00 UTC.
-    assert _out[1].split()[3].startswith("11-30T12:0"), _out
+    # appkit's RTC: 2026-11-30 12:00 UTC; the time in full, to the second.
+    assert "(UTC)" in _out[0], _out
+    words = _out[1].split()
+    assert words[3] == "2026-11-30" and words[4].startswith("12:0") and len(words[4]) == 8, _out
 
 
 def test_sensors_and_status_read_the_inputs_as_they_are_now():

@@ -6,13 +6,13 @@ import os
 
 from journal_store import JournalStore
 from roundkit import rmdir, tmpdir
-from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
-REC = journal.REC_LEN  # 36
+REC = R.REC_LEN  # 36
 
 
-def _rec(seq, rtype=E.J_BOOT):
+def _rec(seq, rtype=R.J_BOOT):
     return journal.encode(rtype, seq, 0, 1, 0, None, bytes(8))
 
 
@@ -110,7 +110,7 @@ def test_rotation_heads_the_new_segment_with_the_checkpoint_and_prunes():
 
     def checkpoint():
         seq[0] += 1
-        return _rec(seq[0], E.J_METERS)
+        return _rec(seq[0], R.J_METERS)
 
     st = JournalStore(d, segment_bytes=3 * REC, max_segments=2, checkpoint=checkpoint)
     st.boot(lambda piece: None)
@@ -123,7 +123,7 @@ def test_rotation_heads_the_new_segment_with_the_checkpoint_and_prunes():
     for s in st.segs[1:]:
         with open(st.path(s[0]), "rb") as f:
             head = f.read(REC)
-        assert head[1] == E.J_METERS and head[4] == s[1]
+        assert head[1] == R.J_METERS and head[4] == s[1]
     assert st.deleted > 0
     rmdir(d)
 
@@ -174,7 +174,7 @@ def test_read_back_through_the_window_is_byte_exact():
     data = bytearray()
     for s in range(1, 120):
         if s == 40:
-            data.extend(journal.encode(E.J_METERS, s, 0, 1, 0, None, bytes(range(200)) * 4))
+            data.extend(journal.encode(R.J_METERS, s, 0, 1, 0, None, bytes(range(200)) * 4))
         elif s == 80:
             data.extend(b"\xa5" * 1500)  # garbage longer than a record
             data.extend(_rec(s))

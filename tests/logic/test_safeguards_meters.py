@@ -5,6 +5,7 @@
 from roundkit import Rig, forge, make_cfg
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 from sicbo.meters import Meters, checkpoint
 from sicbo.recall import Recall
 from sicbo.roundstate import RoundState
@@ -75,9 +76,9 @@ def test_the_checkpoint_record_carries_the_meters_and_the_configuration():
     rec = bytes(checkpoint(r.m, r.now, 820000123))
     assert r.m.seq == seq + 1 and rc.meters.checkpoints == 1  # the machine took it
     got = journal.records(rec)[0]
-    assert got.type == E.J_METERS and got.seq == seq + 1 and got.round == r.m.round
+    assert got.type == R.J_METERS and got.seq == seq + 1 and got.round == r.m.round
     assert got.wall == 820000123 and journal.check(got) == 0
-    tail = got.payload[-journal.METERS_CONFIG:]
+    tail = got.payload[-R.METERS_CONFIG:]
     assert tail[:6] == b"CONFIG" and tail[6] == 1
     assert tail[8] | tail[9] << 8 | tail[10] << 16 | tail[11] << 24 == known
     # A fresh recall restores everything from the checkpoint alone.
@@ -98,7 +99,7 @@ def test_a_checkpoint_without_a_known_time_says_so():
     r.round(1, 2, 3)
     r.m.meters = Meters(r.m.table.channels, r.m.table)
     rec = bytes(checkpoint(r.m, r.now, None))
-    tail = journal.records(rec)[0].payload[-journal.METERS_CONFIG:]
+    tail = journal.records(rec)[0].payload[-R.METERS_CONFIG:]
     assert tail[6] == 0 and tail[8:12] == bytes(4)
     rs = RoundState()
     rs.feed(rec)
@@ -108,7 +109,7 @@ def test_a_checkpoint_without_a_known_time_says_so():
 def test_recall_takes_a_checkpoint_as_the_board_does():
     m = _filled(Rig().m.table.channels)
     rc = Recall(Rig().m.table)
-    rc.feed(journal.encode(E.J_METERS, 1, 0, 1, 0, None, m.payload()))
+    rc.feed(journal.encode(R.J_METERS, 1, 0, 1, 0, None, m.payload()))
     assert rc.meters.checkpoints == 1 and rc.meters.counts == m.counts
     assert rc.rounds == []
 
@@ -132,7 +133,7 @@ def test_the_damage_list_keeps_only_the_last_ones():
     data = bytearray(r.journal)
     seq = r.m.seq
     for k in range(15):  # each a result with no round to take it: damage
-        data.extend(forge(E.J_RESULT, seq + 1 + k, 1, bytes((1, 2, 3, 0, 0, 0, 0, 0))))
+        data.extend(forge(R.J_RESULT, seq + 1 + k, 1, bytes((1, 2, 3, 0, 0, 0, 0, 0))))
     rc = Recall(r.m.table, keep=4)
     rc.feed(bytes(data))
     assert rc.damaged == 15

@@ -1,0 +1,273 @@
+# Fault containment: whatever escapes start-up or a task of the running table
+# ends here. Every actuator off, the fault pattern on the lamps, a line in
+# FAULT_FILE saying what failed and where, a journal record, then the caller
+# resets the board. FAULT_FILE counts the failed boots in a row across
+# resets; after E.MAX_FAILED_BOOTS the board stays out of service at the
+# REPL (outputs off, no watchdog) instead of resetting for ever. The
+# controller clears the count once the table has run for E.STABLE_MS.
+#
+# A fault before the journal can be written (a damaged file, a bad pin) is
+# kept in FAULT_FILE and journaled by the next boot that opens the journal,
+# or by diag.clear_fault() before it clears anything, so every failed boot
+# reaches the journal.
+#
+# One Faults is made per power-on, first of all (startup.py); start-up tells
+# it what exists as it goes (the stage, the module being loaded, the lamps
+# and their fault frame, the adapters, the journal), and the controller gets
+# the same object for its tasks. Nothing here imports the controller or
+# start-up: they import this.
+#
+# FAULT_FILE, one line each:
+#   <failed boots in a row>
+#   <stage> <kind> <detail> <journaled: 0 or 1> <what failed, for people>
+#   ... (the last _KEEP failed boots, oldest first)
+
+from micropython import const
+
+from sicbo import events as E
+
+FAULT_FILE = "/fault.txt"
+_KEEP = const(4)  # failed boots listed in FAULT_FILE
+
+
+def read_file(path=FAULT_FILE):
+    """(count, [[stage, kind, detail, journaled, text], ...]) of FAULT_FILE;
+    (0, []) when there is none or it cannot be read."""
+    try:
+        with open(path) as f:
+            n = int(f.readline())
+            entries = []
+            for line in f:
+                parts = line.rstrip("\n").split(" ", 4)
+                if len(parts) == 5 and parts[0].isdigit():
+                    entries.append([int(parts[0]), int(parts[1]), int(parts[2]),
+                                    int(parts[3]), parts[4]])
+            return n, entries
+    except (OSError, ValueError):
+        return 0, []
+
+
+def write_file(n, entries, path=FAULT_FILE):
+    """Best effort: False when the filesystem refuses."""
+    try:
+        with open(path + ".new", "w") as f:
+            f.write("%d\n" % n)
+            for st, kind, detail, journaled, text in entries[-_KEEP:]:
+                f.write("%d %d %d %d %s\n" % (st, kind, detail, journaled, text))
+        import os
+
+        os.rename(path + ".new", path)
+        return True
+    except Exception:  # noqa: BLE001 - a fault must never stop containment
+        return False
+
+
+class Faults:
+    """The fault path of one power-on (see the module doc)."""
+
+    def __init__(self, path=FAULT_FILE, log=print):
+        self.path = path
+        self.log = log
+        self.stage = E.F_START
+        self.module = None  # the module being loaded, if any (named in the fault)
+        self.hw = None  # the adapters, once built (hw.Hardware: all_off())
+        self.lamps = None  # a lamp driver (write(frame)), once made
+        self.frame = None  # the fault pattern for it (set_table)
+        self.journal = None  # once the journal is open: journal(stage, kind, detail, late)
+
+    def set_table(self, table):
+        """The fault pattern for the table's lamps (a SettlementTable), made
+        now so that showing it allocates nothing: every status lamp lit and
+        every area dark, which no round shows (PLACE_BETS and PAYING are never
+        lit together), so no dealer can take it for a result. With no status
+        lamp wired, every lamp dark."""
+        from sicbo.settle import set_channel
+
+        frame = bytearray(table.row_bytes)
+        for ch in table.status_channel.values():
+            set_channel(frame, ch, 1)
+        self.frame = frame
+
+    def failed_boots(self):
+        """(count, text of the last) of the failed boots in a row, (0, "") if none."""
+        n, entries = read_file(self.path)
+        return n, entries[-1][4] if entries else ""
+
+    def what(self, e, stage):
+        """What failed, for people: the stage, the module being loaded (and
+        its file: start-up names it), the exception."""
+        where = " loading " + self.module if self.module is not None else ""
+        return "stage %d%s: %s %s" % (stage, where, type(e).__name__, e)
+
+    def contain(self, e, stage=None, detail=0):
+        """Best effort, each step on its own: outputs off, the fault lamps,
+        the fault counted and described in FAULT_FILE, a journal record (or
+        kept for a later boot to journal). Returns the failed boots in a
+        row, this one included. The caller resets the board."""
+        if stage is None:
+            stage = self.stage
+        hw = self.hw
+        if hw is not None:
+            try:
+                hw.all_off()
+            except Exception:  # noqa: BLE001 - a fault must never stop containment
+                pass
+        self.lamps_on()
+        if isinstance(e, MemoryError):
+            kind = E.K_MEMORY
+        elif isinstance(e, OSError):
+            kind = E.K_OS
+        elif isinstance(e, ValueError):
+            kind = E.K_VALUE
+        else:
+            kind = E.K_OTHER
+        journaled = 0
+        if self.journal is not None:
+            try:
+                self.journal(stage, kind, detail, 0)
+                journaled = 1
+            except Exception:  # noqa: BLE001
+                pass
+        text = ""
+        try:
+            text = self.what(e, stage)
+        except Exception:  # noqa: BLE001 - a MemoryError may leave no room for text
+            pass
+        n, entries = read_file(self.path)
+        n += 1
+        entries.append([stage, kind, detail, journaled, text])
+        write_file(n, entries, self.path)
+        try:
+            self.log("sicbo: FAULT in " + text)
+        except Exception:  # noqa: BLE001
+            pass
+        return n
+
+    def lamps_on(self):
+        """The fault pattern on the lamps, if a lamp driver and its frame exist;
+        False (and why, on the log) if not."""
+        lamps = self.lamps
+        if lamps is None and self.hw is not None:
+            lamps = self.hw.lamps
+        if lamps is None or self.frame is None:
+            return False
+        try:
+            lamps.write(self.frame)
+            return True
+        except Exception as e:  # noqa: BLE001
+            try:
+                self.log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
+            except Exception:  # noqa: BLE001
+                pass
+            return False
+
+    def journal_pending(self, journal):
+        """Journal the failed boots FAULT_FILE holds that no journal record
+        names yet (late: their J_FAULT says so), with journal(stage, kind,
+        detail, late); then mark them journaled. Returns how many."""
+        n, entries = read_file(self.path)
+        done = 0
+        for entry in entries:
+            if not entry[3]:
+                journal(entry[0], entry[1], entry[2], 1)
+                entry[3] = 1
+                done += 1
+        if done:
+            write_file(n, entries, self.path)
+        return done
+
+    def clear(self):
+        """The table runs (or a technician cleared the fault): the failed boots
+        are no longer in a row. The file goes once nothing in it is left to
+        journal."""
+        import os
+
+        n, entries = read_file(self.path)
+        if not n:
+            return
+        for entry in entries:
+            if not entry[3]:
+                write_file(0, entries, self.path)  # keep what must still be journaled
+                return
+        try:
+            os.remove(self.path)
+        except OSError:
+            pass
+
+
+def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None,
+          fault_file=FAULT_FILE):
+    """main.py's entry: the table started (startup.open_table) and run
+    (controller.run) under containment. Returns (to the REPL) on refused
+    files, in recovery mode, without an approval in force, or out of
+    service, with every output off and the watchdog never armed; otherwise
+    runs the table until a fault, contained and then a reset. Ctrl-C (a
+    technician, mpremote) stops the table without a reset. Paths default to
+    the board's (tablefiles); log and ticks_ms: as startup.open_table."""
+    import machine
+
+    faults = Faults(fault_file, log)
+    ctl = None
+    try:
+        ctl, restart = boot(faults, board_path, table_path, journal_dir, log, ticks_ms)
+        if restart:
+            machine.reset()  # the configuration is cached: the next boot runs the table
+        if ctl is None:
+            return None
+        import gc
+
+        import controller
+
+        gc.collect()
+        controller.run(ctl)
+    except KeyboardInterrupt:
+        if faults.hw is not None:
+            faults.hw.all_off()
+        raise
+    except SystemExit:
+        raise  # a reset under way (the unix port's machine.reset() raises it)
+    except BaseException as e:  # noqa: BLE001 - contain everything, then reset
+        try:
+            faults.contain(e)
+        finally:
+            # Always a reset, even for the last allowed failure: the next boot
+            # finds the count and stays out of service with no watchdog armed
+            # (an armed machine.WDT cannot be stopped).
+            machine.reset()
+    finally:
+        if ctl is not None:
+            ctl.hw.all_off()
+            ctl.store.close()
+    return ctl
+
+
+def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None):
+    """The start-up (startup.open_table, or out of service after
+    E.MAX_FAILED_BOOTS failed boots), then start-up's modules forgotten:
+    (Controller or None, restart). A function of its own, so that when it
+    returns no slot of a running frame holds any of start-up's objects: the
+    garbage collector is conservative, and one such pointer (even to its
+    tuple of module names) would keep the whole module's code in the heap."""
+    import machine
+    import memory
+
+    if board_path is None or table_path is None or journal_dir is None:
+        import tablefiles
+
+        board_path = board_path or tablefiles.BOARD_FILE
+        table_path = table_path or tablefiles.TABLE_FILE
+        journal_dir = journal_dir or tablefiles.JOURNAL_DIR
+        del tablefiles
+        memory.forget(("tablefiles",))  # start-up reads the files with it, then drops it
+    import startup
+
+    try:
+        n, text = faults.failed_boots()
+        if n >= E.MAX_FAILED_BOOTS:
+            startup.out_of_service(faults, n, text, board_path, table_path, log)
+            return None, False
+        return startup.open_table(faults, board_path, table_path, journal_dir,
+                                  cause=machine.reset_cause(), rtc=machine.RTC(),
+                                  ticks_ms=ticks_ms, log=log)
+    finally:
+        memory.forget(startup.BOOT_MODULES)

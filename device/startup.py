@@ -1,0 +1,260 @@
+# Start-up of the table controller, run once per power-on by faults.start()
+# (main.py's entry) and then forgotten (memory.forget): the named stages below, in order, each
+# telling the power-on's fault path (faults.Faults) where it is. The tests and
+# the benches start a table exactly this way (open_table).
+#
+#   files     the board and table files, from their checked cache (or parsed,
+#             cached and a restart), the settlement table; the parsers dropped
+#   journal   the journal's read buffer, then every module and large object
+#             of the running table, while the heap is whole
+#   hardware  the adapters, all off (the lamps first: the fault pattern)
+#   replay    the journal through the one buffer, its garbage collected;
+#             faults of earlier boots journaled
+#   resume    the approval check (fails closed without a clock), the round
+#             resumed, the watchdog armed last
+#
+# Refusals (files, recovery mode, approval) come before any output is driven
+# or the watchdog armed. Memory: a boot is the heap's peak; the order keeps
+# it close to the running table's (docs/design.md, Heap).
+
+import gc
+import time
+
+import memory
+import tablefiles
+from micropython import const
+
+from sicbo import events as E
+
+_NONE = const(0)
+_RESTART = const(1)  # the files were checked and cached: start again
+
+# Start-up's own modules, forgotten once the table runs (the files' readers
+# and the adapters' builders go sooner, once done with).
+BOOT_MODULES = ("startup", "memory", "sicbo.approval")
+_BUILDERS = ("hw.build", "hw.inputs")
+
+
+def _need(faults, name):
+    # Import a module of the running table now, named to the fault path: a
+    # damaged file is then named in the fault, not only the exception.
+    faults.module = name
+    gc.collect()  # the code fills the heap's holes from the bottom
+    try:
+        __import__(name)
+    except BaseException:
+        path = _module_file(name)
+        if path is not None:
+            faults.module = "%s (%s)" % (name, path)
+        raise
+    faults.module = None
+
+
+def _module_file(name):
+    """The file a module is loaded from on the board's filesystem
+    ("/hw/bell.mpy"), or None (frozen in, or not there)."""
+    import os
+
+    base = "/" + name.replace(".", "/")
+    for path in (base + ".py", base + ".mpy", base + "/__init__.py", base + "/__init__.mpy"):
+        try:
+            os.stat(path)
+            return path
+        except OSError:
+            pass
+    return None
+
+
+def stage_files(faults, board_path, table_path, say):
+    """(board, cfg, table, config_id, _NONE), or (None, ..., _RESTART) when
+    the files were just checked and cached, or None (one line said) when
+    they are refused."""
+    faults.stage = E.F_FILES
+
+    try:
+        config = tablefiles.config_id(board_path, table_path)
+        got = tablefiles.cached(board_path, config)
+        if got is None:
+            # No cache of these files: parse them (the parsers are loaded only
+            # for this), keep the result, and start again: the boot that runs
+            # the table never has the parsers' garbage in its heap.
+            board, cfg = tablefiles.parse(board_path, table_path)
+            if tablefiles.keep(board_path, board, cfg, config):
+                say("sicbo: configuration checked and kept in %s: restarting"
+                    % tablefiles.cache_path(board_path))
+                return None, None, None, config, _RESTART
+            say("sicbo: cannot write %s: starting from the parsed files"
+                % tablefiles.cache_path(board_path))
+        else:
+            board, cfg = got
+        del got
+        from sicbo.settle import SettlementTable
+
+        table = SettlementTable(cfg)
+    except (OSError, ValueError) as e:
+        # A ConfigError (the parsers') names its field; sicbo.errors is not
+        # imported for the test: a boot with the cache never loads it.
+        msg = str(e) if hasattr(e, "field") else "cannot read %s or %s: %r" % (
+            board_path, table_path, e)
+        say("sicbo: configuration refused, table not started: " + msg)
+        return None
+    finally:
+        # The lowest heap before the rest loads.
+        memory.forget(("tablefiles",) + tablefiles.PARSERS)
+    gc.collect()
+    faults.set_table(table)
+    return board, cfg, table, config, _NONE
+
+
+def stage_journal(faults, board, cfg, table, journal_dir):
+    """The journal's store and read buffer, the round machine with its meters,
+    the dice reader, and every module of the running table: made while the
+    heap is whole (a module's code and a large buffer need large free
+    blocks)."""
+    faults.stage = E.F_JOURNAL
+    _need(faults, "journal_store")
+    from journal_store import JournalStore
+
+    store = JournalStore(journal_dir)
+    buf = store.read_buffer()
+    _need(faults, "sicbo.meters")
+    _need(faults, "sicbo.roundmachine")
+    from sicbo.meters import Meters
+    from sicbo.roundmachine import RoundMachine
+
+    t = board.timings
+    m = RoundMachine(cfg, table, pulses=t["pulse_count"], pulse_on_ms=t["pulse_on_ms"],
+                     pulse_off_ms=t["pulse_off_ms"], shaker_ms=t["electric_run_ms"],
+                     bell_ms=t["bell_ms"])
+    m.meters = Meters(table.channels, table)  # its checkpoint buffer: a large block, made first
+    reader = None
+    if board.reader is not None:
+        _need(faults, "sicbo.dicereader")
+        from sicbo.dicereader import DiceReader
+
+        reader = DiceReader()
+    _need(faults, "sicbo.approval")
+    _need(faults, "controller")
+    return store, buf, m, reader
+
+
+def stage_hardware(faults, board, table, ticks_ms):
+    """The adapters, all off, made into the fault path's Hardware as they
+    come (the lamps first)."""
+    faults.stage = E.F_HARDWARE
+    from hw import Hardware
+
+    hw = faults.hw = Hardware()
+    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.build"):
+        _need(faults, name)
+    from hw import build
+
+    gc.collect()  # the adapters' objects fill the holes from the bottom too
+    build.build(board, table.row_bytes, ticks_ms=ticks_ms, watchdog=False, hw=hw)
+    faults.lamps = hw.lamps
+    hw.all_off()
+    memory.forget(_BUILDERS)
+    return hw
+
+
+def stage_replay(faults, ctl, buf):
+    """The journal replayed into the machine (its state and its meters)
+    through the one buffer; then the failed boots that FAULT_FILE holds and
+    the journal does not, journaled."""
+    faults.stage = E.F_JOURNAL
+    store = ctl.store
+    store.boot(ctl.m.feed, buf)
+    del buf
+    gc.collect()
+    faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
+    faults.journal_pending(ctl.journal_fault)
+
+
+def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
+    """The approval check, then the round resumed and the watchdog armed;
+    False (one line said) when the approval is not in force."""
+    now = time.ticks_ms() if ticks_ms is None else ticks_ms()
+    ctl.wall.refresh(now)
+    from sicbo.approval import refusal
+
+    why = refusal(cfg, ctl.wall.seconds(now), ctl.m, config)
+    if why is not None:
+        say("sicbo: " + why)
+        ctl.store.close()
+        return False
+    faults.stage = E.F_RESUME
+    if ctl.wall.seconds(now) is None:
+        say("sicbo: RTC not set: journal records carry no wall-clock time")
+    ctl.resume(now, cause, config)
+    if watchdog:
+        from hw.watchdog import arm
+
+        ctl.hw.watchdog = arm(board.timings["watchdog_ms"], ticks_ms)
+    return True
+
+
+def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
+               ticks_ms=None, log=print, watchdog=True):
+    """The start-up stages (module doc). Returns (Controller or None,
+    restart): None, one line said, when the table must not run (refused
+    files, recovery mode, approval not in force), restart True when the
+    files were just cached (the caller resets). Clock (rtc, ticks_ms),
+    journal folder and log (start-up's lines and the journal's) are
+    arguments, so that tests start the table exactly this way. `faults`
+    (faults.Faults) is the power-on's fault path."""
+    say = log if log is not None else print  # log None: no journal lines, these still
+    files = stage_files(faults, board_path, table_path, say)
+    if files is None:
+        return None, False
+    board, cfg, table, config, restart = files
+    if restart == _RESTART:
+        return None, True
+    for w in board.warnings:
+        say("sicbo: board warning: " + w)
+    from hw.inputs import confirm_held
+
+    if confirm_held(board):  # the dealer's confirm key held at power-on
+        say("sicbo: recovery mode (confirm key held at power-on): app not started")
+        return None, False
+    store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
+    hw = stage_hardware(faults, board, table, ticks_ms)
+    from controller import Controller
+
+    from hw import WallClock
+
+    ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
+    stage_replay(faults, ctl, buf)
+    del buf
+    if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
+        return None, False
+    # The state as its number (sicbo.events ST_*): its name would load texts.
+    say("sicbo: %s, round %d, state %d" % (cfg.name, m.round, m.state))
+    return ctl, False
+
+
+def out_of_service(faults, n, text, board_path, table_path, log=print):
+    """The board after E.MAX_FAILED_BOOTS failed boots: every output low, the
+    fault pattern on the lamps if the files allow it (through the lamp
+    driver alone), two lines saying what failed and what to do; no watchdog."""
+    log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off." % (n, text))
+    log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
+        "machine.reset()")
+
+    try:
+        config = tablefiles.config_id(board_path, table_path)
+        got = tablefiles.cached(board_path, config)
+        board, cfg = got if got is not None else tablefiles.parse(board_path, table_path)
+        from sicbo.settle import SettlementTable
+
+        table = SettlementTable(cfg)
+        memory.forget(tablefiles.PARSERS)
+        from hw import build
+
+        build.outputs_off(board)
+        faults.set_table(table)
+        faults.lamps = build.lamps(board, table.row_bytes)
+    except Exception as e:  # noqa: BLE001 - the lamps are a courtesy here
+        log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
+        return
+    if not faults.lamps_on():
+        log("sicbo: fault lamps not lit")
