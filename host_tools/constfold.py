@@ -465,9 +465,10 @@ def _edits(tree, replace, kept):
         edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset,
                       _value_text(value, parents.get(node), node), ""))
     for imp, names in kept.items():
-        gone = sorted({"%s.%s" % (imp.module, a.name) if isinstance(imp, ast.ImportFrom)
-                       else a.name for a in imp.names} - {"%s.%s" % (imp.module, a.name)
-                      if isinstance(imp, ast.ImportFrom) else a.name for a in names})
+        def full(a, imp=imp):
+            return "%s.%s" % (imp.module, a.name) if isinstance(imp, ast.ImportFrom) else a.name
+
+        gone = sorted({full(a) for a in imp.names} - {full(a) for a in names})
         edits.append((imp.lineno, imp.col_offset, imp.end_lineno, imp.end_col_offset,
                       _import_text(imp, names), "  # folded: " + ", ".join(gone)))
     return edits
