@@ -535,7 +535,10 @@ def _check(path, tree, folded_text, replace, kept):
 def fold(text, path="<source>"):
     """The source with the constants of MODULES folded (see the module doc);
     FoldError when the fold cannot be proven."""
-    tree = ast.parse(text, path)
+    try:
+        tree = ast.parse(text, path)
+    except SyntaxError as e:
+        raise FoldError(path, e.lineno, "does not parse: %s" % e.msg) from None
     replace, kept = _plan(tree, path)
     if not replace and not kept:
         return text

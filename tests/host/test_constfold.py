@@ -19,7 +19,7 @@ import tokenize
 import types
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from host_tools import REPO, constfold, vm32
@@ -201,6 +201,7 @@ REFUSED = [
     ("relative from-import", "from .events import A\n", 1, "a relative import of events"),
     ("globals()", IMPORT + "globals()['E'] = 1\n", 2, "globals in a module that folds"),
     ("exec", IMPORT + "exec('E = 1')\n", 2, "exec in a module that folds"),
+    ("a source that does not parse", IMPORT + "x = (E.A\n", 2, "does not parse: '(' was never"),
     ("import of a module that runs code", "from pkg import loud\nx = loud.Z\n", 1,
      "cannot drop the import of pkg.loud: pkg/loud.py:5 runs code when imported"),
 ]
@@ -676,7 +677,9 @@ def test_property_refused_or_same_meaning(fake, program):
         got = fold(text, "gen.py")
     except FoldError:
         assert not clean, "a program that only uses the name was refused:\n" + text
+        event("refused")
         return
+    event("folded" if got != text else "unchanged")
     assert run(got) == run(text), "\n" + text + "----\n" + got
     if clean:
         assert (got != text) == folds
