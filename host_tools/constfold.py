@@ -34,6 +34,11 @@ compiled as it happens to read:
   the import.
 - `from sicbo.events import NAME [as N]`: the bare name N folds under the
   same rules.
+- Refused too: such an import inside a block (a def, an if, a try),
+  `import sicbo.events` without `as` (it binds `sicbo`), a relative import
+  of one of MODULES, a parent package that binds the module's name.
+- A module's constants: its top-level `NAME = const(INT)` / `NAME = INT`
+  (negative and hex too), NAME bound nowhere else in it.
 - An import is dropped (replaced by `pass`) when nothing of it is left, and
   only from a module whose top level only declares (its import runs nothing).
 - The edit is made at the nodes' exact positions (comments, layout and line
