@@ -62,7 +62,7 @@ import time
 
 from host_tools import DEVICE, REPO
 from host_tools.cli import UsageError
-from host_tools.constfold import fold_file
+from host_tools.constfold import FoldError, fold_file
 from host_tools.mpycheck import OPT, source_name
 
 MANIFEST = "manifest.json"
@@ -253,7 +253,10 @@ def compile_tree(sources, stage, extra_args, arch=None):
             args.append("-march=" + arch)
         src_name = rel[:-4] + ".py"
         # Compiled as every build of the firmware is: constants folded first.
-        folded = fold_file(local, os.path.join(stage, ".folded", src_name))
+        try:
+            folded = fold_file(local, os.path.join(stage, ".folded", src_name))
+        except FoldError as e:
+            raise DeployError("constants not folded: %s" % e) from None
         jobs.append((args + ["-s", source_name(src_name), "-o", dest, folded], local))
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(

@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 from host_tools import REPO, constfold, heaps
-from host_tools.constfold import fold_file
+from host_tools.constfold import FoldError, fold_file
 from host_tools.mpycheck import OPT, mpy_cross, source_name, sources
 
 BUILD = os.path.join(REPO, "build", "mpy")
@@ -63,7 +63,10 @@ def compile_trees(build=BUILD):
                     os.path.getmtime(src), _fold_inputs_mtime()):
                 continue
             os.makedirs(os.path.dirname(dest), exist_ok=True)
-            tmp = fold_file(src, os.path.join(folded, rel))
+            try:
+                tmp = fold_file(src, os.path.join(folded, rel))
+            except FoldError as e:
+                raise SystemExit("constants not folded: %s" % e) from None
             # The firmware's options for the firmware (and the sim, which
             # stands for a board's C); the tests keep their asserts.
             opt = OPT if tree in ("device", "sim") else []
