@@ -1,0 +1,228 @@
+"""The floor service: every table's journal and status from the site's
+broker into the store, each record once, acknowledged once committed
+(docs/floor.md).
+
+Two threads. paho's network thread (loop_start: it reconnects by itself,
+with backoff) only queues each message. The store thread takes them in
+batches (until the queue is empty, `batch` records, or `commit_ms`), writes
+each batch in one SQLite transaction, and only after COMMIT acknowledges
+the batch's messages to the broker (manual PUBACK: a message not yet
+committed is delivered again after a crash, the persistent session keeps
+it) and publishes each table's acknowledgement (retained, QoS 1).
+
+The session is MQTT 5 with clean start off and a session that never
+expires (MQTT 3.1.1's clean session false, `--protocol 311`), because MQTT 5
+lets the floor say how many messages may be in flight to it (Receive
+Maximum): under 3.1.1 mosquitto sends at most 20 (max_inflight_messages),
+and since the floor holds each PUBACK until its commit, that would bound
+the ingest rate by the commit's latency."""
+
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from host_tools.floor import ingest, store
+from host_tools.floor import site as S
+
+SESSION_NEVER_EXPIRES = 0xFFFFFFFF
+RECEIVE_MAXIMUM = 2000  # messages in flight to the floor (MQTT 5)
+
+
+class Options:
+    def __init__(self, host, port, site, db, client_id=None, username=None, password=None,
+                 cafile=None, certfile=None, keyfile=None, table=None, commit_ms=5.0,
+                 batch=2000, keepalive=10, protocol=5, log=None):
+        self.host = host
+        self.port = port
+        self.site = S.check_id("site", site)
+        self.db = db
+        self.client_id = client_id or "sicbo-floor-" + site
+        self.username = username
+        self.password = password
+        self.cafile = cafile
+        self.certfile = certfile
+        self.keyfile = keyfile
+        self.table = table  # SettlementTable (wins of the meters)
+        self.commit_ms = commit_ms
+        self.batch = batch
+        self.keepalive = keepalive
+        self.protocol = protocol
+        self.log = log or (lambda line: print("floor: " + line, file=sys.stderr, flush=True))
+
+
+class Service:
+    def __init__(self, opts):
+        self.o = opts
+        self.log = opts.log
+        self.conn = store.open_rw(opts.db)
+        self.floor = ingest.Floor(opts.site, opts.table, lookup=self._lookup, log=self.log)
+        self.q = queue.SimpleQueue()
+        self.gen = 0  # connections made: a PUBACK belongs to the connection that got the message
+        self.connected = threading.Event()
+        self.republish = threading.Event()
+        self.stopping = threading.Event()
+        self.commits = 0
+        self.client = self._client()
+
+    def _lookup(self, tid, seq):
+        row = self.conn.execute("SELECT raw FROM records WHERE table_id=? AND seq=?",
+                                (tid, seq)).fetchone()
+        return bytes(row[0]) if row is not None else None
+
+    # ---- MQTT -------------------------------------------------------------------------
+
+    def _client(self):
+        o = self.o
+        if o.protocol == 5:
+            c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=o.client_id,
+                            protocol=mqtt.MQTTv5, manual_ack=True)
+        else:
+            c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=o.client_id,
+                            clean_session=False, protocol=mqtt.MQTTv311, manual_ack=True)
+        if o.cafile:
+            c.tls_set(ca_certs=o.cafile, certfile=o.certfile, keyfile=o.keyfile)
+        if o.username is not None:
+            c.username_pw_set(o.username, o.password)
+        c.reconnect_delay_set(min_delay=0.1, max_delay=2)
+        c.max_inflight_messages_set(1000)  # its own acknowledgements
+        c.on_connect = self._on_connect
+        c.on_connect_fail = self._on_connect_fail
+        c.on_disconnect = self._on_disconnect
+        c.on_subscribe = self._on_subscribe
+        c.on_message = self._on_message
+        return c
+
+    def _connect_args(self):
+        if self.o.protocol != 5:
+            return {}
+        p = Properties(PacketTypes.CONNECT)
+        p.SessionExpiryInterval = SESSION_NEVER_EXPIRES
+        p.ReceiveMaximum = RECEIVE_MAXIMUM
+        return {"clean_start": False, "properties": p}
+
+    def _on_connect(self, client, userdata, flags, rc, props=None):
+        if rc.is_failure:
+            self.log("the broker refused the connection: %s" % rc)
+            return
+        self.gen += 1
+        self.log("connected to %s:%d (session present: %s)"
+                 % (self.o.host, self.o.port, bool(flags.session_present)))
+        site = self.o.site
+        client.subscribe([(S.journal_topic(site, "+"), 1), (S.status_topic(site, "+"), 1)])
+        self.connected.set()
+        self.republish.set()
+
+    def _on_subscribe(self, client, userdata, mid, rcs, props=None):
+        bad = [str(r) for r in rcs if r.is_failure]
+        if bad:
+            self.log("subscription refused: %s" % ", ".join(bad))
+        else:
+            self.log("subscribed to sicbo/%s/+/journal and sicbo/%s/+/status"
+                     % (self.o.site, self.o.site))
+
+    def _on_connect_fail(self, client, userdata):
+        self.log("cannot reach the broker at %s:%d; retrying" % (self.o.host, self.o.port))
+
+    def _on_disconnect(self, client, userdata, flags, rc, props=None):
+        self.connected.clear()
+        if not self.stopping.is_set():
+            self.log("disconnected from the broker (%s); reconnecting" % rc)
+
+    def _on_message(self, client, userdata, msg):
+        self.q.put((self.gen, msg.topic, msg.payload, msg.mid, msg.qos))
+
+    # ---- the store thread -------------------------------------------------------------
+
+    def start(self):
+        t0 = time.monotonic()
+        out, differ = self.floor.reload(self.conn, time.time())
+        n = sum(f.records for f in self.floor.feeds.values())
+        self.log("store %s: %d tables, %d records, reloaded in %.2f s"
+                 % (self.o.db, len(self.floor.feeds), n, time.monotonic() - t0))
+        if differ:
+            self.log("warning: %d stored verdicts differ from the replay's now" % differ)
+        if not out.empty():
+            store.write(self.conn, out, self.floor.feeds)
+        self.client.connect_async(self.o.host, self.o.port, self.o.keepalive,
+                                  **self._connect_args())
+        self.client.loop_start()
+
+    def run(self):
+        """Until stop(): batches of messages, each committed, then acknowledged."""
+        while not self.stopping.is_set():
+            try:
+                item = self.q.get(timeout=0.2)
+            except queue.Empty:
+                item = None
+            if self.republish.is_set():
+                self.republish.clear()
+                self._publish_acks(self.floor.feeds.values(), force=True)
+            if item is None:
+                continue
+            self._batch(item)
+
+    def _batch(self, item):
+        out = ingest.Batch()
+        deadline = time.monotonic() + self.o.commit_ms / 1000.0
+        while True:
+            gen, topic, payload, mid, qos = item
+            self.floor.message(topic, payload, time.time(), out)
+            out.mids.append((gen, mid, qos))
+            if out.n >= self.o.batch or time.monotonic() >= deadline:
+                break
+            try:
+                item = self.q.get_nowait()
+            except queue.Empty:
+                break
+        try:
+            store.write(self.conn, out, self.floor.feeds)
+        except Exception as e:  # noqa: BLE001 (any failure of the store: nothing is acknowledged)
+            self.log("cannot write the store (%s): stopping, nothing of this batch "
+                     "acknowledged" % e)
+            os._exit(1)
+        self.commits += 1
+        for g, mid, qos in out.mids:
+            if g == self.gen and qos:
+                self.client.ack(mid, qos)
+        for tid, first, last in out.new_gaps:
+            self.log("%s: records %d..%d missing; acknowledged up to %d, waiting for them"
+                     % (tid, first, last, first - 1))
+        self._publish_acks([self.floor.feeds[t] for t in out.touched])
+
+    def _publish_acks(self, feeds, force=False):
+        for f in feeds:
+            if f.contig > f.acked or (force and f.contig):
+                f.acked = f.contig
+                self.client.publish(S.ack_topic(self.o.site, f.id), str(f.contig).encode(),
+                                    qos=1, retain=True)
+
+    def stop(self):
+        self.stopping.set()
+        self.client.disconnect()
+        self.client.loop_stop()
+        self.conn.close()
+
+
+def serve(opts):
+    svc = Service(opts)
+
+    def _term(signum, frame):
+        svc.stopping.set()
+
+    signal.signal(signal.SIGTERM, _term)
+    svc.start()
+    try:
+        svc.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        svc.stop()
+    return 0
