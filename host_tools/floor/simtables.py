@@ -101,6 +101,14 @@ class TableJournal:
         self.now += dt
         self._drain(self.m.handle(code, arg, self.now, self._wall()))
 
+    def inject(self, raw):
+        """A record the machine did not write (damage, a forgery) put in the
+        journal; the machine takes it as its boot's replay would
+        (RoundState.take), so that its next records follow on from it."""
+        self.records.append(bytes(raw))
+        self.appends += 1
+        return self.m.take(bytes(raw), 0)
+
     def play_round(self):
         """One round, as a dealer plays it: the dome put on, the shake,
         betting, the bell, the dome lifted, the dice keyed and confirmed, the
@@ -190,7 +198,7 @@ class SimTable:
         self.retry_at = 0.0
         self.backoff = 0.1
         self.status_due = True
-        self.sent_at = {}  # seq -> monotonic time of its first publish (latency)
+        self.sent_at = {}  # seq -> time.time() of its first publish (owner.track)
         site = owner.site
         self.t_journal = S.journal_topic(site, table_id)
         self.t_status = S.status_topic(site, table_id)
@@ -239,6 +247,13 @@ class SimTable:
         self.last_ack = n
         n = min(n, self.sent)
         if n > self.cursor:
+            if self.owner.track:
+                t1 = time.time()
+                lat = self.owner.latencies
+                for q in range(self.cursor + 1, n + 1):
+                    t0 = self.sent_at.pop(q, None)
+                    if t0 is not None:
+                        lat.append(t1 - t0)
             self.cursor = n
             self.progress_at = time.monotonic()
             if self.next <= n:
@@ -279,8 +294,10 @@ class SimTable:
             payload = b"".join(recs[s - 1:s - 1 + k])
             c.publish(self.t_journal, payload, qos=1)
             self.publishes += 1
-            for q in range(s, s + k):
-                self.sent_at.setdefault(q, now)
+            if self.owner.track:
+                t0 = time.time()
+                for q in range(s, s + k):
+                    self.sent_at.setdefault(q, t0)
             if s + k - 1 > self.sent:
                 self.sent = s + k - 1
                 if self.sent <= self.cursor + k:
@@ -311,7 +328,7 @@ class SimTables:
     """Many simulated tables driven by one thread (see the module doc)."""
 
     def __init__(self, host, port, site, table_ids, auth=None, seed=1, batch=32, window=256,
-                 resend_s=2.0, backlog=0, journal_kw=None, code=None, log=None):
+                 resend_s=2.0, backlog=0, journal_kw=None, code=None, log=None, track=False):
         self.host = host
         self.port = port
         self.site = S.check_id("site", site)
@@ -323,6 +340,10 @@ class SimTables:
         self._stop = threading.Event()
         self._thread = None
         self.on_acked = None  # called with the table whose cursor moved
+        # track: the time from a record's first publish to the acknowledgement
+        # that covers it (the floor publishes it after its commit), per record.
+        self.track = track
+        self.latencies = []
         kw = journal_kw or {}
         self.tables = []
         self.by_id = {}
