@@ -3,6 +3,7 @@
     sicbo floor --broker HOST:PORT --db FILE --site SITE   the service
     sicbo floor records --db FILE [--table ID] [--from SEQ] [--json]
     sicbo floor tables --db FILE [--json]
+    sicbo floor certs --out FOLDER --site SITE --broker-host HOST --client ID ...
     sicbo floor broker-config --site SITE --out FOLDER ...  a site broker's files
     sicbo floor sim --broker HOST:PORT --site SITE ...      simulated tables
 """
@@ -48,6 +49,15 @@ def add_arguments(p):
     t = sub.add_parser("tables", help="every table a store knows")
     t.add_argument("--db", metavar="FILE", required=True)
     t.add_argument("--json", action="store_true", help="machine-readable output")
+    c = sub.add_parser("certs", help="the site CA, the broker's and the clients' certificates "
+                                     "(PEM for mosquitto and CPython, DER for the board)")
+    c.add_argument("--out", metavar="FOLDER", required=True, help="the site's folder")
+    c.add_argument("--site", help="the site id (a new site CA only)")
+    c.add_argument("--broker-host", action="append", default=[], metavar="HOST",
+                   help="a name or address of the broker (its certificate's SAN; a new "
+                        "site CA only; repeat for several)")
+    c.add_argument("--client", action="append", default=[], metavar="ID",
+                   help="a client certificate for this table id, or floor (repeat)")
     b = sub.add_parser("broker-config", help="write a site broker's mosquitto.conf and ACL")
     b.add_argument("--site", required=True)
     b.add_argument("--out", metavar="FOLDER", required=True)
@@ -60,6 +70,7 @@ def add_arguments(p):
     b.add_argument("--password-file", metavar="FILE",
                    help="mosquitto_passwd file of the plain listener")
     b.add_argument("--bind", default="0.0.0.0")
+    b.add_argument("--user", help="the account mosquitto runs as (default: its own)")
     s = sub.add_parser("sim", help="simulated tables publishing real journals")
     s.add_argument("--broker", required=True, metavar="HOST:PORT")
     s.add_argument("--site", required=True)
@@ -89,6 +100,8 @@ def run(args):
         return _records(args)
     if action == "tables":
         return _tables(args)
+    if action == "certs":
+        return _certs(args)
     if action == "broker-config":
         return _broker_config(args)
     if action == "sim":
@@ -246,15 +259,42 @@ def _tables(args):
     if not rows:
         print("no tables")
         return 0
-    print("%-12s %-7s %-22s %-7s %7s %8s %8s %5s %5s %6s %4s %4s %4s" % (
+    print("%-12s %-7s %-24s %-7s %7s %8s %8s %5s %5s %6s %4s %4s %4s" % (
         "table", "online", "last seen", "state", "round", "last seq", "acked", "gaps", "lost",
         "damage", "dup", "conf", "rej"))
     for d in rows:
-        print("%-12s %-7s %-22s %-7s %7s %8d %8d %5d %5d %6d %4d %4d %4d" % (
+        print("%-12s %-7s %-24s %-7s %7s %8d %8d %5d %5d %6d %4d %4d %4d" % (
             d["table"], {None: "?", True: "yes", False: "no"}[d["online"]], d["last_seen"],
             d["state"] or "?", d["round"] if d["round"] is not None else "?", d["last_seq"],
             d["acked"], d["open_gaps"], d["lost"], d["damaged"], d["duplicates"],
             d["conflicts"], d["rejected"]))
+    return 0
+
+
+def _certs(args):
+    from host_tools import certs
+
+    made = []
+    try:
+        if not os.path.exists(certs.SiteFiles(args.out).ca_key):
+            if not args.site or not args.broker_host:
+                raise UsageError("no site CA in %s: a new one needs --site and --broker-host"
+                                 % args.out)
+            f = certs.make_site(args.out, args.site, args.broker_host)
+            made += [f.ca_pem, f.ca_der, f.broker_pem]
+        elif args.site or args.broker_host:
+            raise UsageError("%s holds a site CA already (a new one would invalidate every "
+                             "certificate it signed): --site and --broker-host are for a new "
+                             "site only" % args.out)
+        for cn in args.client:
+            c = certs.make_client(args.out, cn)
+            made += [c.cert_pem, c.cert_der]
+    except (ValueError, OSError) as e:
+        raise UsageError(str(e)) from None
+    if not made:
+        raise UsageError("nothing to make: give --client ID (or a new site)")
+    for path in made:
+        print("wrote %s" % path)
     return 0
 
 
@@ -269,7 +309,7 @@ def _broker_config(args):
         text = site.broker_config(args.out, args.site, cafile=args.cafile, certfile=args.cert,
                                   keyfile=args.key, tls_port=args.tls_port,
                                   plain_port=args.plain_port, password_file=args.password_file,
-                                  bind=args.bind)
+                                  bind=args.bind, user=args.user)
     except ValueError as e:
         raise UsageError(str(e)) from None
     path = os.path.join(args.out, "mosquitto.conf")

@@ -24,7 +24,6 @@ its journal topic).
 runs N tables playing rounds until interrupted."""
 
 import json
-import os
 import random
 import selectors
 import threading
@@ -488,11 +487,16 @@ def password_auth(passwords):
     return lambda tid: Auth(username=tid, password=passwords[tid])
 
 
-def cert_auth(folder, cafile):
-    """auth for SimTables: each table by its client certificate
-    folder/TABLE.crt and folder/TABLE.key (PEM)."""
-    return lambda tid: Auth(cafile=cafile, certfile=os.path.join(folder, tid + ".crt"),
-                            keyfile=os.path.join(folder, tid + ".key"))
+def cert_auth(folder):
+    """auth for SimTables: each table by its client certificate (PEM) in a
+    site folder of host_tools/certs.py (make_client(folder, TABLE))."""
+    from host_tools import certs
+
+    def auth(tid):
+        f = certs.ClientFiles(folder, tid)
+        return Auth(cafile=f.ca_pem, certfile=f.cert_pem, keyfile=f.key_pem)
+
+    return auth
 
 
 def main(argv=None):

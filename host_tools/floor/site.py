@@ -1,26 +1,13 @@
 """A site's names, topics and broker configuration (docs/floor.md).
 
-One copy of the ACL: the broker of a site's first setup
-(`sicbo floor broker-config`) and the tests' brokers are given this text."""
+The broker of a site's first setup (`sicbo floor broker-config`) and the
+tests' brokers are given the same ACL (acl_text)."""
 
 import os
 import re
 
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 FLOOR_USER = "floor"  # the floor service's username (its certificate's CN)
-# The ACL of docs/floor.md, SITE to be filled in (test_floor_site checks that
-# the document shows this very text).
-ACL_TEMPLATE = """\
-# every table: its own topics only
-pattern write sicbo/SITE/%u/journal
-pattern write sicbo/SITE/%u/status
-pattern read sicbo/SITE/%u/ack
-# the floor service
-user floor
-topic read sicbo/SITE/+/journal
-topic read sicbo/SITE/+/status
-topic write sicbo/SITE/+/ack
-"""
 
 
 def check_id(what, value):
@@ -32,8 +19,12 @@ def check_id(what, value):
 
 
 def acl_text(site):
-    """The broker's ACL for a site."""
-    return ACL_TEMPLATE.replace("SITE", check_id("site", site))
+    """The broker's ACL for a site: the text of docs/floor.md with SITE filled
+    in (one copy, host_tools/certs.py's; test_floor_ingest checks the
+    document shows it)."""
+    from host_tools import certs
+
+    return certs.acl(check_id("site", site))
 
 
 def journal_topic(site, table):
@@ -60,20 +51,23 @@ def parse_topic(site, topic):
 
 
 def broker_config(folder, site, cafile=None, certfile=None, keyfile=None, tls_port=8883,
-                  plain_port=None, password_file=None, bind="0.0.0.0"):
+                  plain_port=None, password_file=None, bind="0.0.0.0", user=None):
     """The text of a site broker's mosquitto.conf, its ACL written beside it
     (folder/acl): a TLS listener (client certificate required, its CN the
     username, TLS 1.2) and, when plain_port is given, a plain listener with
     passwords (boards without ssl) under the same ACL. Persistence is saved
     every second (a kill -9 loses at most that) and the floor's queue holds a
-    long outage of every table."""
+    long outage of every table. user: the account mosquitto runs as (it must
+    be able to read these files; as root it would otherwise drop to
+    `mosquitto`)."""
     check_id("site", site)
     folder = os.path.abspath(folder)
     os.makedirs(folder, exist_ok=True)
     acl = os.path.join(folder, "acl")
     with open(acl, "w") as f:
         f.write(acl_text(site))
-    lines = [
+    lines = ["user %s" % user] if user else []
+    lines += [
         "per_listener_settings true",
         "persistence true",
         "persistence_location %s/" % folder,

@@ -50,13 +50,17 @@ def broker_for(tmp_path, tables, acl=True):
 class FloorProc:
     """The service in a process of its own."""
 
-    def __init__(self, tmp_path, port, db=None, extra=()):
+    def __init__(self, tmp_path, port, db=None, extra=(), tls=None):
+        # tls: (ca, cert, key) PEM paths: the TLS listener, the floor's
+        # certificate (CN floor); else the floor's password.
         self.db = str(db or tmp_path / "floor.db")
         self.port = port
         self.pwfile = str(tmp_path / "floor.pw")
         with open(self.pwfile, "w") as f:
             f.write(FLOOR_PASSWORD + "\n")
         self.log_path = str(tmp_path / "floor.log")
+        self.auth = (["--cafile", tls[0], "--cert", tls[1], "--key", tls[2]] if tls else
+                     ["--username", site.FLOOR_USER, "--password-file", self.pwfile])
         self.extra = list(extra)
         self.proc = None
         self.starts = 0
@@ -66,8 +70,8 @@ class FloorProc:
             start = log.tell()
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "host_tools", "floor", "--broker",
-                 "127.0.0.1:%d" % self.port, "--db", self.db, "--site", SITE,
-                 "--username", site.FLOOR_USER, "--password-file", self.pwfile] + self.extra,
+                 "127.0.0.1:%d" % self.port, "--db", self.db, "--site", SITE] + self.auth
+                + self.extra,
                 cwd=REPO, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         self.starts += 1
         wait_for(lambda: "subscribed" in self.log()[start:], "the floor service subscribed",
@@ -129,16 +133,18 @@ def stored_count(path):
     return rows[0][0] if rows else 0
 
 
-def assert_every_record_once(path, sim):
+def assert_every_record_once(path, *sims):
     """The store holds every record of every table's journal exactly once,
     with its bytes, in sequence order, and nothing else."""
-    for t in sim.tables:
+    tables = [t for sim in sims for t in sim.tables]
+    for t in tables:
+        sim = t.owner
         rows = q(path, "SELECT seq, raw FROM records WHERE table_id=? ORDER BY seq", t.id)
         with sim.lock:
             want = list(t.journal.records)
         assert [s for s, _r in rows] == list(range(1, len(want) + 1)), t.id
         assert [bytes(r) for _s, r in rows] == want, t.id
-    ids = {t.id for t in sim.tables}
+    ids = {t.id for t in tables}
     assert {r[0] for r in q(path, "SELECT DISTINCT table_id FROM records")} == ids
 
 
