@@ -27,13 +27,39 @@ RECALL_KEEP = 4  # rounds each table's recall holds (the store holds every round
 MAX_MISSING = 64  # ranges of a status's `missing` taken
 
 
-def _fw():
-    from sicbo import events as E
-    from sicbo import journal
-    from sicbo.recall import Recall
-    from sicbo.roundstate import RoundState
+_FW = None
 
-    return E, journal, Recall, RoundState
+
+def _fw():
+    global _FW
+    if _FW is None:
+        from sicbo import events as E
+        from sicbo import journal
+        from sicbo.recall import Recall
+        from sicbo.roundstate import RoundState
+
+        _FW = (E, journal, Recall, RoundState)
+    return _FW
+
+
+class MemoTable:
+    """A SettlementTable whose winning areas are computed once per dice (the
+    firmware's settlement, sicbo.settle; 216 throws): the floor draws a
+    round's row at every record that changes it."""
+
+    def __init__(self, table):
+        self._table = table
+        self._wins = {}
+
+    def winning_areas(self, d1, d2, d3):
+        key = (d1, d2, d3)
+        w = self._wins.get(key)
+        if w is None:
+            w = self._wins[key] = self._table.winning_areas(d1, d2, d3)
+        return w
+
+    def __getattr__(self, name):
+        return getattr(self._table, name)
 
 
 class Batch:
@@ -50,6 +76,7 @@ class Batch:
         self.status_log = []
         self.touched = set()
         self.mids = []  # (connection, mid, qos) to acknowledge to the broker once committed
+        self.dirty = {}  # table -> TableFeed whose rounds changed (rows drawn at finish)
         self.new_gaps = []  # (table, first, last) log lines
         self.n = 0  # records stored
 
@@ -125,6 +152,7 @@ class TableFeed:
         self.replay.meters = self.recall.meters  # counted where the replay applies
         self.gap_next = False  # the next record replayed follows a gap
         self.meters_whole = False  # the floor's count covers every record since a checkpoint
+        self.changed = {}  # round id -> [RoundInfo, first seq, last seq]: rows to draw
         # The tables row.
         self.first_seen = now
         self.last_seen = now
@@ -238,6 +266,8 @@ class TableFeed:
                                    "meters checkpoint seq %d differs from the floor's count of "
                                    "the records" % seq, rec.wall, now))
             return
+        if t == E.J_ROUND:
+            self.draw_rounds(out)  # before recall reuses an old round's RoundInfo
         try:
             self.recall.apply(rec)
         except (ValueError, IndexError, KeyError, TypeError, struct.error) as e:
@@ -253,13 +283,27 @@ class TableFeed:
             self._round(info, seq, out)
 
     def _round(self, info, seq, out):
+        c = self.changed.get(info.round)
+        if c is None:
+            self.changed[info.round] = [info, seq, seq]
+            out.dirty[self.id] = self
+        else:
+            c[2] = seq
+
+    def draw_rounds(self, out):
+        """The rows of the rounds changed since the last drawing."""
+        for info, first, last in self.changed.values():
+            self._round_row(info, first, last, out)
+        self.changed.clear()
+
+    def _round_row(self, info, first, last, out):
         d = jcmd.round_dict(info, self.table, (info.round,) if info.damaged else ())
         d["result_wall"] = _wall_of(info.result_time)
         d["ended_wall"] = _wall_of(info.ended)
         dice, total = _dice_total(info.dice if jcmd.dice_ok(info.dice) else None)
         out.round_row([self.id, info.round, info.status, dice, total, d["void_reason"],
                        d["corrections"], int(d["damaged"]), _wall_of(info.started),
-                       _wall_of(info.ended), seq, seq, json.dumps(d)])
+                       _wall_of(info.ended), first, last, json.dumps(d)])
 
 
 _ALARM_KINDS = None
@@ -296,7 +340,7 @@ class Floor:
 
     def __init__(self, site, table, lookup=None, log=None):
         self.site = S.check_id("site", site)
-        self.table = table  # the SettlementTable that counts wins
+        self.table = MemoTable(table)  # the SettlementTable that counts wins
         self.feeds = {}
         self.lookup = lookup or (lambda tid, seq: None)  # the stored bytes of a record
         self.log = log or (lambda line: None)
@@ -306,6 +350,13 @@ class Floor:
         if f is None:
             f = self.feeds[tid] = TableFeed(tid, self.table, now)
         return f
+
+    def finish(self, out):
+        """Complete a batch before it is written: the rows of the rounds its
+        records changed."""
+        for f in out.dirty.values():
+            f.draw_rounds(out)
+        out.dirty.clear()
 
     def message(self, topic, payload, now, out):
         """Take one message of the site's topics into the batch."""

@@ -183,6 +183,7 @@ class Service:
             except queue.Empty:
                 break
         try:
+            self.floor.finish(out)
             store.write(self.conn, out, self.floor.feeds)
         except Exception as e:  # noqa: BLE001 (any failure of the store: nothing is acknowledged)
             self.log("cannot write the store (%s): stopping, nothing of this batch "

@@ -190,6 +190,7 @@ class SimTable:
         self.acks = 0  # acknowledgements received
         self.last_ack = None
         self.publishes = 0
+        self.first_publish = None  # time.time() of the first journal publish
         self.connected = False
         self.configured = False  # connect() called once; then reconnect()
         self.connects = 0
@@ -292,11 +293,15 @@ class SimTable:
                 k += 1
             payload = b"".join(recs[s - 1:s - 1 + k])
             c.publish(self.t_journal, payload, qos=1)
+            if self.first_publish is None:
+                self.first_publish = time.time()
             self.publishes += 1
             if self.owner.track:
                 t0 = time.time()
+                log = self.owner.sent_log
                 for q in range(s, s + k):
                     self.sent_at.setdefault(q, t0)
+                    log.setdefault((self.id, q), t0)
             if s + k - 1 > self.sent:
                 self.sent = s + k - 1
                 if self.sent <= self.cursor + k:
@@ -343,6 +348,7 @@ class SimTables:
         # that covers it (the floor publishes it after its commit), per record.
         self.track = track
         self.latencies = []
+        self.sent_log = {}  # (table, seq) -> time.time() of its first publish (track)
         kw = journal_kw or {}
         self.tables = []
         self.by_id = {}

@@ -36,6 +36,7 @@ class Rig:
         self.now += 1
         out = ingest.Batch()
         self.floor.message("sicbo/%s/%s/%s" % (SITE, tid, kind), payload, self.now, out)
+        self.floor.finish(out)
         store.write(self.conn, out, self.floor.feeds)
         return out
 
