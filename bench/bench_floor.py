@@ -35,7 +35,9 @@ from host_tools.floor import site  # noqa: E402
 from host_tools.floor.simtables import SimTables, password_auth  # noqa: E402
 
 SITE = "bench"
-EXTRA = []  # more broker configuration lines (--broker-line)
+# More broker configuration lines: the site configuration's
+# (host_tools/floor/site.py) TCP_NODELAY, and --broker-line.
+EXTRA = ["set_tcp_nodelay true"]
 
 
 class BenchBroker(Broker):
@@ -80,7 +82,23 @@ def _pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
 
 
-def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol="5"):
+def _start_floor(args, log):
+    svc = subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=log)
+    deadline = time.monotonic() + 300
+    start = log.tell()
+    while True:
+        with open(log.name, "rb") as f:
+            f.seek(start)
+            text = f.read()
+        if b"subscribed" in text:
+            return svc, text.decode("utf-8", "replace")
+        if time.monotonic() > deadline or svc.poll() is not None:
+            raise RuntimeError("the floor service did not start: %s" % text[-2000:])
+        time.sleep(0.02)
+
+
+def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol="5",
+             reload=False):
     passwords = {site.FLOOR_USER: "floor-pw"}
     passwords.update({t: "pw-" + t for t in ids})
     folder = tempfile.mkdtemp(dir=tmp)
@@ -90,17 +108,12 @@ def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol
     pw = os.path.join(folder, "floor.pw")
     with open(pw, "w") as f:
         f.write("floor-pw\n")
-    log = open(os.path.join(folder, "floor.log"), "wb")
-    svc = subprocess.Popen([sys.executable, "-m", "host_tools", "floor", "--broker",
-                            "127.0.0.1:%d" % b.port, "--db", db, "--site", SITE, "--username",
-                            "floor", "--password-file", pw, "--protocol", protocol],
-                           cwd=ROOT, stdout=log, stderr=log)
+    log = open(os.path.join(folder, "floor.log"), "ab")
+    argv = [sys.executable, "-m", "host_tools", "floor", "--broker", "127.0.0.1:%d" % b.port,
+            "--db", db, "--site", SITE, "--username", "floor", "--password-file", pw,
+            "--protocol", protocol]
+    svc, _text = _start_floor(argv, log)
     try:
-        deadline = time.monotonic() + 60
-        while b"subscribed" not in open(log.name, "rb").read():
-            if time.monotonic() > deadline or svc.poll() is not None:
-                raise RuntimeError("the floor service did not start: %s" % open(log.name).read())
-            time.sleep(0.02)
         pipes, workers = [], []
         for k in range(procs):
             a, c = mp.Pipe()
@@ -125,7 +138,16 @@ def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol
         stored, dup = conn.execute("SELECT SUM(records), SUM(duplicates) FROM tables").fetchone()
         rfirst, rlast = conn.execute("SELECT MIN(received), MAX(received) FROM records").fetchone()
         conn.close()
-        return {"ok": ok and stored == total, "records": total, "made": made, "stored": stored,
+        restart = None
+        if reload:
+            # A restart of the service on this store: its reload (every
+            # table's records replayed), as the service logs it.
+            svc.terminate()
+            svc.wait(60)
+            svc, text = _start_floor(argv, log)
+            restart = text.split("reloaded in ")[1].split(" s")[0]
+        return {"restart": restart, "ok": ok and stored == total, "records": total,
+                "made": made, "stored": stored,
                 "duplicates": dup, "seconds": last - first, "rate": total / (last - first),
                 "floor_rate": stored / max(rlast - rfirst, 1e-9), "latencies": lat}
     finally:
@@ -153,12 +175,17 @@ def main():
     ids = ["T%03d" % i for i in range(1, args.tables + 1)]
     print("floor ingest: %d tables, %d rounds of backlog each, %d process(es) of tables, "
           "MQTT %s floor session" % (args.tables, args.rounds, args.procs, args.protocol))
-    for batch in [int(x) for x in args.batches.split(",")]:
-        r = run_once(tmp, ids, args.rounds, batch, args.procs, protocol=args.protocol)
+    batches = [int(x) for x in args.batches.split(",")]
+    for batch in batches:
+        r = run_once(tmp, ids, args.rounds, batch, args.procs, protocol=args.protocol,
+                     reload=batch == batches[-1])
         print("  %2d records/publish: %7d records in %6.2f s = %8.0f records/s "
               "(stored %d once, %d duplicates%s; the floor's own rate %8.0f records/s)"
               % (batch, r["records"], r["seconds"], r["rate"], r["stored"], r["duplicates"],
                  "" if r["ok"] else ", NOT ALL STORED", r["floor_rate"]))
+        if r["restart"]:
+            print("  a restart of the service on that store (%d records): reloaded in %s s"
+                  % (r["stored"], r["restart"]))
     lids = ["T%03d" % i for i in range(1, args.live_tables + 1)]
     r = run_once(tmp, lids, 0, 1, args.procs, live_s=args.live_every,
                  live_rounds=args.live_rounds, protocol=args.protocol)

@@ -224,6 +224,9 @@ class SimTable:
             return
         self.connected = True
         self.connects += 1
+        from host_tools.floor.service import _no_delay
+
+        _no_delay(client)
         self.backoff = 0.1
         client.subscribe(self.t_ack, qos=1)
         self.status_due = True
