@@ -2,13 +2,15 @@
 broker into the store, each record once, acknowledged once committed
 (docs/floor.md).
 
-Two threads. paho's network thread (loop_start: it reconnects by itself,
-with backoff) only queues each message. The store thread takes them in
-batches (until the queue is empty, `batch` records, or `commit_ms`), writes
-each batch in one SQLite transaction, and only after COMMIT acknowledges
-the batch's messages to the broker (manual PUBACK: a message not yet
-committed is delivered again after a crash, the persistent session keeps
-it) and publishes each table's acknowledgement (retained, QoS 1).
+One thread runs paho's network loop (client.loop) and the store: each
+message is taken into the open batch as it is read; a batch is committed
+when no message is waiting, at `batch` records, or `commit_ms` after it
+opened, in one SQLite transaction, and only after COMMIT are its messages
+acknowledged to the broker (manual PUBACK: a message not yet committed is
+delivered again after a crash, the persistent session keeps it) and each
+table's acknowledgement published (retained, QoS 1). One thread because a
+queue between paho's thread and the store's cost each message two handoffs
+of the interpreter lock and a wake-up of paho's thread per PUBACK.
 
 The session is MQTT 5 with clean start off and a session that never
 expires (MQTT 3.1.1's clean session false, `--protocol 311`), because MQTT 5
@@ -18,11 +20,9 @@ and since the floor holds each PUBACK until its commit, that would bound
 the ingest rate by the commit's latency."""
 
 import os
-import queue
 import signal
 import socket
 import sys
-import threading
 import time
 
 import paho.mqtt.client as mqtt
@@ -65,12 +65,16 @@ class Service:
         self.log = opts.log
         self.conn = store.open_rw(opts.db)
         self.floor = ingest.Floor(opts.site, opts.table, lookup=self._lookup, log=self.log)
-        self.q = queue.SimpleQueue()
         self.gen = 0  # connections made: a PUBACK belongs to the connection that got the message
-        self.connected = threading.Event()
-        self.republish = threading.Event()
-        self.stopping = threading.Event()
+        self.connected = False
+        self.republish = False
+        self.stopping = False
         self.commits = 0
+        self.out = None  # the open batch
+        self.deadline = 0.0  # when it must be committed
+        self.taken = 0  # messages taken (in on_message)
+        self.retry_at = 0.0
+        self.backoff = 0.1
         self.client = self._client()
 
     def _lookup(self, tid, seq):
@@ -92,10 +96,8 @@ class Service:
             c.tls_set(ca_certs=o.cafile, certfile=o.certfile, keyfile=o.keyfile)
         if o.username is not None:
             c.username_pw_set(o.username, o.password)
-        c.reconnect_delay_set(min_delay=0.1, max_delay=2)
         c.max_inflight_messages_set(1000)  # its own acknowledgements
         c.on_connect = self._on_connect
-        c.on_connect_fail = self._on_connect_fail
         c.on_disconnect = self._on_disconnect
         c.on_subscribe = self._on_subscribe
         c.on_message = self._on_message
@@ -109,18 +111,38 @@ class Service:
         p.ReceiveMaximum = RECEIVE_MAXIMUM
         return {"clean_start": False, "properties": p}
 
+    def _connect(self):
+        """One attempt (the first connect(), then reconnect()); on failure the
+        next is after a backoff of 0.1 s doubling to 2 s."""
+        try:
+            if self.gen == 0 and self.retry_at == 0.0:
+                self.retry_at = -1.0  # connect() called: its settings are kept
+                self.client.connect(self.o.host, self.o.port, self.o.keepalive,
+                                    **self._connect_args())
+            else:
+                self.client.reconnect()
+            return True
+        except (OSError, ValueError) as e:
+            if self.backoff == 0.1 or self.backoff >= 2:
+                self.log("cannot reach the broker at %s:%d (%s); retrying"
+                         % (self.o.host, self.o.port, e))
+            self.retry_at = time.monotonic() + self.backoff
+            self.backoff = min(self.backoff * 2, 2.0)
+            return False
+
     def _on_connect(self, client, userdata, flags, rc, props=None):
         if rc.is_failure:
             self.log("the broker refused the connection: %s" % rc)
             return
         self.gen += 1
+        self.backoff = 0.1
+        self.connected = True
         _no_delay(client)
         self.log("connected to %s:%d (session present: %s)"
                  % (self.o.host, self.o.port, bool(flags.session_present)))
         site = self.o.site
         client.subscribe([(S.journal_topic(site, "+"), 1), (S.status_topic(site, "+"), 1)])
-        self.connected.set()
-        self.republish.set()
+        self.republish = True
 
     def _on_subscribe(self, client, userdata, mid, rcs, props=None):
         bad = [str(r) for r in rcs if r.is_failure]
@@ -130,18 +152,22 @@ class Service:
             self.log("subscribed to sicbo/%s/+/journal and sicbo/%s/+/status"
                      % (self.o.site, self.o.site))
 
-    def _on_connect_fail(self, client, userdata):
-        self.log("cannot reach the broker at %s:%d; retrying" % (self.o.host, self.o.port))
-
     def _on_disconnect(self, client, userdata, flags, rc, props=None):
-        self.connected.clear()
-        if not self.stopping.is_set():
+        self.connected = False
+        self.retry_at = time.monotonic() + self.backoff
+        if not self.stopping:
             self.log("disconnected from the broker (%s); reconnecting" % rc)
 
     def _on_message(self, client, userdata, msg):
-        self.q.put((self.gen, msg.topic, msg.payload, msg.mid, msg.qos))
+        out = self.out
+        if out is None:
+            out = self.out = ingest.Batch()
+            self.deadline = time.monotonic() + self.o.commit_ms / 1000.0
+        self.floor.message(msg.topic, msg.payload, time.time(), out)
+        out.mids.append((self.gen, msg.mid, msg.qos))
+        self.taken += 1
 
-    # ---- the store thread -------------------------------------------------------------
+    # ---- the loop ---------------------------------------------------------------------
 
     def start(self):
         t0 = time.monotonic()
@@ -153,37 +179,34 @@ class Service:
             self.log("warning: %d stored verdicts differ from the replay's now" % differ)
         if not out.empty():
             store.write(self.conn, out, self.floor.feeds)
-        self.client.connect_async(self.o.host, self.o.port, self.o.keepalive,
-                                  **self._connect_args())
-        self.client.loop_start()
 
     def run(self):
-        """Until stop(): batches of messages, each committed, then acknowledged."""
-        while not self.stopping.is_set():
-            try:
-                item = self.q.get(timeout=0.2)
-            except queue.Empty:
-                item = None
-            if self.republish.is_set():
-                self.republish.clear()
-                self._publish_acks(self.floor.feeds.values(), force=True)
-            if item is None:
+        """Until stop(): read, take, commit, acknowledge."""
+        c = self.client
+        while not self.stopping:
+            if c.socket() is None:
+                if self.out is not None:
+                    self._commit()  # stored; the broker delivers its messages again
+                if time.monotonic() >= self.retry_at and self._connect():
+                    continue
+                time.sleep(0.05)
                 continue
-            self._batch(item)
+            taken = self.taken
+            wait = 0.0 if self.out is not None else 0.2
+            rc = c.loop(timeout=wait)
+            if self.republish and self.connected:
+                self.republish = False
+                self._publish_acks(self.floor.feeds.values(), force=True)
+            out = self.out
+            if out is not None and (self.taken == taken or out.n >= self.o.batch
+                                    or time.monotonic() >= self.deadline):
+                self._commit()
+            if rc != mqtt.MQTT_ERR_SUCCESS and c.socket() is not None and not self.connected:
+                c.disconnect()
 
-    def _batch(self, item):
-        out = ingest.Batch()
-        deadline = time.monotonic() + self.o.commit_ms / 1000.0
-        while True:
-            gen, topic, payload, mid, qos = item
-            self.floor.message(topic, payload, time.time(), out)
-            out.mids.append((gen, mid, qos))
-            if out.n >= self.o.batch or time.monotonic() >= deadline:
-                break
-            try:
-                item = self.q.get_nowait()
-            except queue.Empty:
-                break
+    def _commit(self):
+        out = self.out
+        self.out = None
         try:
             self.floor.finish(out)
             store.write(self.conn, out, self.floor.feeds)
@@ -192,13 +215,15 @@ class Service:
                      "acknowledged" % e)
             os._exit(1)
         self.commits += 1
-        for g, mid, qos in out.mids:
-            if g == self.gen and qos:
-                self.client.ack(mid, qos)
+        if self.connected:
+            for g, mid, qos in out.mids:
+                if g == self.gen and qos:
+                    self.client.ack(mid, qos)
         for tid, first, last in out.new_gaps:
             self.log("%s: records %d..%d missing; acknowledged up to %d, waiting for them"
                      % (tid, first, last, first - 1))
-        self._publish_acks([self.floor.feeds[t] for t in out.touched])
+        if self.connected:
+            self._publish_acks([self.floor.feeds[t] for t in out.touched])
 
     def _publish_acks(self, feeds, force=False):
         for f in feeds:
@@ -208,9 +233,12 @@ class Service:
                                     qos=1, retain=True)
 
     def stop(self):
-        self.stopping.set()
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.stopping = True
+        if self.out is not None:
+            self._commit()
+        if self.client.socket() is not None:
+            self.client.disconnect()
+            self.client.loop(timeout=0.1)
         self.conn.close()
 
 
@@ -230,7 +258,7 @@ def serve(opts):
     svc = Service(opts)
 
     def _term(signum, frame):
-        svc.stopping.set()
+        svc.stopping = True
 
     signal.signal(signal.SIGTERM, _term)
     svc.start()
