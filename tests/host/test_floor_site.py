@@ -92,3 +92,19 @@ def test_broker_config_refuses_what_cannot_work(tmp_path):
                         "--password-file", "x"], capture_output=True, text=True, cwd=REPO,
                        timeout=120)
     assert r.returncode == 2 and "site" in r.stderr
+
+
+def test_the_service_refuses_bad_options_in_one_line(tmp_path):
+    for args, says in ((["--db", "x.db", "--site", SITE], "--broker is needed"),
+                       (["--broker", "nohost", "--db", "x.db", "--site", SITE],
+                        "is not HOST:PORT"),
+                       (["--broker", "127.0.0.1:1883", "--db", "x.db", "--site", "bad site"],
+                        "site"),
+                       (["--broker", "127.0.0.1:1883", "--db", "x.db", "--site", SITE,
+                         "--cert", "c.pem"], "TLS needs"),
+                       (["--broker", "127.0.0.1:1883", "--db", str(tmp_path), "--site", SITE],
+                        "cannot open")):
+        r = subprocess.run([sys.executable, "-m", "host_tools", "floor", *args],
+                           capture_output=True, text=True, cwd=str(tmp_path), timeout=120)
+        assert r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1, (
+            args, r.stderr)
