@@ -1,0 +1,1 @@
+# The floor link: the table side (docs/floor.md).

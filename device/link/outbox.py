@@ -1,0 +1,533 @@
+# The journal as the outbox: the table's link task (docs/floor.md).
+#
+# Link(source, ...) publishes, over its own MQTT client (client.py), the
+# table's status (retained) at every connection, then every journal record
+# after the delivery cursor, in order, as the journal holds them: batches of
+# whole records up to `batch` bytes, `window` publishes in flight at most. A
+# record is delivered when the floor service says it stored it: the `ack`
+# topic's value N moves the cursor to min(N, the last sequence number sent)
+# when that is ahead, never back; the broker's PUBACK only frees the window.
+# The cursor is persisted (a small file, written to a temporary file then
+# renamed). After a reconnection the publishes in flight go again first
+# (DUP, same packet ids), then everything from the cursor; while connected,
+# if the acknowledgement does not move for ack_wait_ms with records
+# outstanding, the link goes back to the cursor (go-back-N).
+#
+# Nothing received reaches anything but the cursor. A link fault of any kind
+# (OSError, TLS, a protocol error, a vanished broker, MemoryError in the
+# link) stays in the link task: run() never raises (but for cancellation),
+# reports down(reason, detail) once per outage and up() when connected
+# again, retries with a capped exponential backoff (jitter from the ticks),
+# and calls alive() at every pass, whatever the network does, for the
+# controller's watchdog. Every pass is short: nothing in it waits.
+#
+# The source (the journal), as the link uses it:
+#   source.read_after(seq, buf, limit) -> n
+#       Copy into buf[0:n] whole journal records, in journal order, with
+#       sequence numbers above seq and increasing, as many as fit in `limit`
+#       bytes, but always the first one (len(buf) is at least the largest
+#       record, sicbo.journal.MAX_LEN); 0 when there is none. Records
+#       rotated away are skipped (the floor sees the gap). Called only from
+#       the link's task; buf is the link's own.
+#   source.last_seq() -> the journal's last sequence number (0: none).
+# and the controller calls link.journaled() after each append (the link
+# then looks for new records at once; it also looks every second).
+# JournalSource below implements it over device/journal_store.py.
+
+import asyncio
+import os
+import time
+
+from micropython import const
+
+from link import client as C
+from link import mqtt
+from sicbo.journal import MAX_LEN, u32, valid_at
+
+_LOOK_MS = const(1000)  # records are looked for at least this often
+_WIFI_MS = const(1000)  # the Wi-Fi is checked this often while connected
+_MAX_WINDOW = const(8)
+
+# Counters (Link.counts[i]; names in Link.COUNTERS)
+_C_PUBLISHED = const(0)  # journal publishes sent (batches)
+_C_RESENT = const(1)  # publishes sent again with DUP after a reconnection
+_C_GOBACK = const(2)  # go-backs to the cursor (the ack did not move)
+_C_ACKS = const(3)  # acks that moved the cursor
+_C_BEYOND = const(4)  # acks beyond the last record sent
+_C_GARBAGE = const(5)  # ack payloads that are not a decimal number
+_C_FOREIGN = const(6)  # publishes on another topic than the ack topic
+_C_STRAY = const(7)  # PUBACKs for no publish in flight
+_C_FAILURES = const(8)  # connections lost or refused
+_C_PROTOCOL = const(9)  # of which protocol errors
+_C_SAVE_ERRORS = const(10)  # cursor file writes that failed
+_C_STATUS = const(11)  # status publishes
+_NC = const(12)
+
+
+def _last_seq_of(buf, at, n):
+    """The sequence number of the last record in buf[at:at + n] (whole records)."""
+    o = at
+    end = at + n
+    seq = 0
+    while o < end:
+        seq = u32(buf, o + 4)
+        o += buf[o + 2] | (buf[o + 3] << 8)
+    return seq
+
+
+def read_cursor(path):
+    """The cursor saved in path (0 if none or unreadable: then everything
+    is sent again, and the floor counts the duplicates)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(16)
+    except OSError:
+        return 0
+    n = len(data)
+    while n and data[n - 1] in (10, 13, 32):
+        n -= 1
+    v = mqtt.decimal(data, 0, n)
+    return v if v > 0 else 0
+
+
+def write_cursor(path, value):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % value)
+    try:
+        os.rename(tmp, path)
+    except OSError:
+        # A filesystem whose rename does not replace (FAT): remove, then rename.
+        os.remove(path)
+        os.rename(tmp, path)
+
+
+class Link(C.Client):
+    COUNTERS = ("published", "resent", "gobacks", "acks", "beyond", "garbage", "foreign",
+                "stray_pubacks", "failures", "protocol_errors", "save_errors", "status")
+
+    def __init__(self, source, site, table, host, port, cursor_path, ssl=None,
+                 server_hostname=None, password=None, status=None, up=None, down=None,
+                 alive=None, wifi=None, keepalive_s=30, window=4, batch=512,
+                 ack_wait_ms=30000, save_ms=2000, tick_ms=20, backoff_ms=1000,
+                 backoff_max_ms=60000, connect_ms=10000, ticks_ms=None):
+        if not 1 <= window <= _MAX_WINDOW:
+            raise ValueError("window must be 1..8")
+        tid = table.encode()
+        base = b"sicbo/" + site.encode() + b"/" + tid + b"/"
+        self.t_journal = base + b"journal"
+        self.t_status = base + b"status"
+        self.t_ack = base + b"ack"
+        self._at = mqtt.room(self.t_journal)  # where payloads go in the tx buffer
+        # A TLS client is known by its certificate; a plain one by its password.
+        C.Client.__init__(self, tid, host, port, keepalive_s, ssl, server_hostname,
+                          None if ssl is not None else tid, password, self.t_status,
+                          b'{"online": false}', connect_ms, self._at + MAX_LEN, 160, ticks_ms)
+        self._payload = memoryview(self.tx)[self._at:]
+        self.source = source
+        self.cursor_path = cursor_path
+        self.status = status
+        self.on_up = up
+        self.on_down = down
+        self.alive = alive
+        self.wifi = wifi
+        self.window = window
+        self.batch = batch
+        self.ack_wait_ms = ack_wait_ms
+        self.save_ms = save_ms
+        self.tick_ms = tick_ms
+        self.backoff_ms = backoff_ms
+        self.backoff_max_ms = backoff_max_ms
+        self.counts = [0] * _NC
+        # In flight (sent, no PUBACK yet), oldest first: packet id, the
+        # sequence number the batch follows, its last one, its bytes.
+        self._pids = [0] * window
+        self._after = [0] * window
+        self._last = [0] * window
+        self._bytes = [0] * window
+        self._n = 0
+        self._redo = 0  # in-flight publishes still to send again (DUP)
+        cur = read_cursor(cursor_path)
+        last = source.last_seq()
+        if cur > last:
+            cur = last  # a journal that starts again (lost): send what it holds
+        self.cursor = cur  # delivered: the floor stored every record up to it
+        self.top = cur  # the highest sequence number sent
+        self._saved = cur
+        self._next = cur  # the next batch follows this sequence number
+        self._more = True
+        self._status_due = True
+        self._sub_due = True
+        self._status_pid = 0
+        now = self.ticks()
+        self._ack_t = now  # the cursor last moved (or records became outstanding)
+        self._save_t = now
+        self._look_t = now
+        self._wifi_t = now
+        self._retry_t = now  # DOWN: the next attempt
+        self._delay = backoff_ms
+        self._up_t = now
+        self._told_down = False
+        self.is_up = False
+
+    # ---- the controller's side ----------------------------------------------
+
+    def journaled(self):
+        """The controller appended records: look for them at the next pass."""
+        self._more = True
+
+    def status_changed(self):
+        """A field of the status changed: publish it again."""
+        self._status_due = True
+
+    def stats(self):
+        d = {}
+        for i in range(_NC):
+            d[self.COUNTERS[i]] = self.counts[i]
+        d["cursor"] = self.cursor
+        d["sent"] = self.top
+        d["in_flight"] = self._n
+        d["writes"] = self.writes
+        d["up"] = self.is_up
+        return d
+
+    # ---- the task -------------------------------------------------------------
+
+    async def run(self):
+        sleep_ms = getattr(asyncio, "sleep_ms", None)
+        try:
+            await self._run(sleep_ms)
+        finally:
+            self.close()  # cancelled (a clean stop)
+
+    async def _run(self, sleep_ms):
+        while True:
+            now = self.ticks()
+            try:
+                wait = self.step(now)
+            except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
+                wait = self.tick_ms
+                try:
+                    code, detail = C.fault_of(e, self.ssl is not None)
+                    self._lost(now, code, detail)
+                except Exception:  # noqa: BLE001, S110 - out of memory even for that
+                    pass
+            if self.alive is not None:
+                self.alive()
+            if sleep_ms is not None:
+                await sleep_ms(wait)
+            else:
+                await asyncio.sleep(wait / 1000)  # CPython
+
+    def step(self, now):
+        """One pass of the link; returns the ms until the next."""
+        st = self.state
+        if st == C.DOWN:
+            left = time.ticks_diff(self._retry_t, now)
+            if left > 0:
+                return left if left < 200 else 200
+            w = self.wifi
+            if w is not None and not w.up(now):
+                self._lost(now, C.L_NETWORK, w.status())
+                return self.tick_ms
+            self.open(now)
+            return self.tick_ms
+        st = self.poll(now)
+        if st == C.FAILED:
+            self._lost(now, self.fault, self.detail)
+            return self.tick_ms
+        if st == C.UP:
+            if not self.is_up:
+                self._came_up(now)
+            w = self.wifi
+            if w is not None and time.ticks_diff(now, self._wifi_t) >= _WIFI_MS:
+                self._wifi_t = now
+                if not w.connected():
+                    self._lost(now, C.L_NETWORK, w.status())
+                    return self.tick_ms
+            self._pump(now)
+            if self.state == C.FAILED:
+                self._lost(now, self.fault, self.detail)
+        self._save(now)
+        return self.tick_ms
+
+    def _lost(self, now, code, detail):
+        was_up = self.is_up
+        self.close()
+        self.is_up = False
+        self.counts[_C_FAILURES] += 1
+        if code == C.L_PROTOCOL:
+            self.counts[_C_PROTOCOL] += 1
+        if was_up and time.ticks_diff(now, self._up_t) >= self.ka_ms:
+            self._delay = self.backoff_ms  # it had been up a while: a new outage
+        d = self._delay
+        # Jitter from the ticks, up to half the delay, so that tables cut off
+        # together do not all come back at the same instant.
+        self._retry_t = time.ticks_add(now, d + time.ticks_us() % (d // 2 + 1))
+        self._delay = d * 2 if d * 2 < self.backoff_max_ms else self.backoff_max_ms
+        if not self._told_down:
+            self._told_down = True
+            if self.on_down is not None:
+                self.on_down(code, detail)
+
+    def _came_up(self, now):
+        self.is_up = True
+        self._up_t = now
+        self._told_down = False
+        # In flight at the cut: sent again first, with DUP and their packet
+        # ids; then everything from the cursor.
+        self._redo = 0
+        self._next = self.cursor
+        self._more = True
+        self._sub_due = True
+        self._status_due = True
+        self._ack_t = now
+        if self.on_up is not None:
+            self.on_up()
+
+    # ---- sending ------------------------------------------------------------
+
+    def _pump(self, now):
+        if self._sub_due and self.ready():
+            self._sub_due = not self.subscribe(self.t_ack, now)
+        if self._status_due and self.ready():
+            self._send_status(now)
+        while self._redo < self._n and self.ready():
+            self._resend(now)
+        if time.ticks_diff(now, self._look_t) >= _LOOK_MS:
+            self._more = True
+        while self._more and self._n < self.window and self.ready():
+            self._send_next(now)
+        if self.cursor != self.top and time.ticks_diff(now, self._ack_t) > self.ack_wait_ms:
+            # The floor did not acknowledge: lost on the way (a broker that
+            # crashed before it saved them, a publish its ACL dropped) or a
+            # floor that was away. Send again from the cursor.
+            self.counts[_C_GOBACK] += 1
+            self._next = self.cursor
+            self._more = True
+            self._ack_t = now
+
+    def _pid(self):
+        # The next packet id not in use (ids of the window and the status).
+        while True:
+            pid = self.new_pid()
+            if pid == self._status_pid:
+                continue
+            for i in range(self._n):
+                if self._pids[i] == pid:
+                    break
+            else:
+                return pid
+
+    def _send_status(self, now):
+        data = self.status() if self.status is not None else self._status()
+        n = len(data)
+        if n > len(self._payload):
+            n = len(self._payload)
+        self._payload[0:n] = data[0:n]
+        pid = self._pid()
+        start = mqtt.publish(self.tx, self._at, n, self.t_status, pid, True, False)
+        if self.send(self.tx, start, self._at + n - start, now):
+            self._status_pid = pid
+            self._status_due = False
+            self.counts[_C_STATUS] += 1
+
+    def _status(self):
+        return ('{"online": true, "seq": %d, "acked": %d}'
+                % (self.source.last_seq(), self.cursor)).encode()
+
+    def _resend(self, now):
+        i = self._redo
+        n = self._bytes[i]
+        got = self.source.read_after(self._after[i], self._payload, n)
+        if got != n or _last_seq_of(self.tx, self._at, got) != self._last[i]:
+            self._drop(i)  # rotated away meanwhile: nothing to send again
+            return
+        start = mqtt.publish(self.tx, self._at, n, self.t_journal, self._pids[i], False, True)
+        if self.send(self.tx, start, self._at + n - start, now):
+            self._redo = i + 1
+            self.counts[_C_RESENT] += 1
+
+    def _send_next(self, now):
+        nxt = self._next
+        for i in range(self._n):
+            if self._after[i] == nxt:
+                self._next = self._last[i]  # that batch is in flight already
+                return
+        self._look_t = now
+        n = self.source.read_after(nxt, self._payload, self.batch)
+        if n <= 0:
+            self._more = False
+            return
+        last = _last_seq_of(self.tx, self._at, n)
+        pid = self._pid()
+        start = mqtt.publish(self.tx, self._at, n, self.t_journal, pid, False, False)
+        if not self.send(self.tx, start, self._at + n - start, now):
+            return
+        i = self._n
+        self._pids[i] = pid
+        self._after[i] = nxt
+        self._last[i] = last
+        self._bytes[i] = n
+        self._n = i + 1
+        self._redo = self._n  # a new publish is not one to send again
+        if self.cursor == self.top:
+            self._ack_t = now  # records outstanding from now
+        if last > self.top:
+            self.top = last
+        self._next = last
+        self.counts[_C_PUBLISHED] += 1
+
+    def _drop(self, i):
+        n = self._n - 1
+        for j in range(i, n):
+            self._pids[j] = self._pids[j + 1]
+            self._after[j] = self._after[j + 1]
+            self._last[j] = self._last[j + 1]
+            self._bytes[j] = self._bytes[j + 1]
+        self._n = n
+        if i < self._redo:
+            self._redo -= 1
+
+    # ---- receiving ----------------------------------------------------------
+
+    def got_puback(self, pid, now):
+        for i in range(self._n):
+            if self._pids[i] == pid:
+                self._drop(i)
+                return
+        if pid and pid == self._status_pid:
+            self._status_pid = 0
+        else:
+            self.counts[_C_STRAY] += 1
+
+    def got_publish(self, p, now):
+        if not mqtt.same(p.buf, p.topic, p.topic_len, self.t_ack):
+            self.counts[_C_FOREIGN] += 1
+            return
+        v = mqtt.decimal(p.buf, p.payload, p.payload_len)
+        if v < 0:
+            self.counts[_C_GARBAGE] += 1
+            return
+        if v > self.top:
+            self.counts[_C_BEYOND] += 1
+            v = self.top  # what was sent is stored; the rest is not known
+        if v > self.cursor:
+            self.cursor = v
+            self._ack_t = now
+            self.counts[_C_ACKS] += 1
+
+    def _save(self, now):
+        if self.cursor != self._saved and time.ticks_diff(now, self._save_t) >= self.save_ms:
+            self._save_t = now
+            try:
+                write_cursor(self.cursor_path, self.cursor)
+                self._saved = self.cursor
+            except OSError:
+                self.counts[_C_SAVE_ERRORS] += 1
+
+    def save(self):
+        """Persist the cursor now (a clean stop)."""
+        self._save_t = time.ticks_add(self.ticks(), -self.save_ms)
+        self._save(self.ticks())
+
+
+class JournalSource:
+    """The link's source over device/journal_store.py's JournalStore (read
+    only: its segment list and files). last_seq: a callable giving the
+    journal's last sequence number (the round machine knows it)."""
+
+    def __init__(self, store, last_seq):
+        self.store = store
+        self._last_seq = last_seq
+        # Where the first record after _seq starts: segment _n, offset _off
+        # (its file _f, open while there is more to read in it).
+        self._n = -1
+        self._f = None
+        self._off = 0
+        self._seq = -1
+
+    def last_seq(self):
+        return self._last_seq()
+
+    def close(self):
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def _has(self, n):
+        for s in self.store.segs:
+            if s[0] == n:
+                return True
+        return False
+
+    def _start(self, seq):
+        # The newest segment whose first record is at or below seq + 1: the
+        # records after seq start there or later (else the oldest segment).
+        self.close()
+        segs = self.store.segs
+        n = segs[0][0] if segs else -1
+        for s in segs:
+            if 0 < s[1] <= seq + 1:
+                n = s[0]
+        self._n = n
+        self._off = 0
+        self._seq = seq
+
+    def _after(self, n):
+        for s in self.store.segs:
+            if s[0] > n:
+                return s[0]
+        return -1
+
+    def read_after(self, seq, buf, limit):
+        if seq != self._seq or not self._has(self._n):
+            self._start(seq)
+        size = len(buf)
+        while True:
+            if self._f is None and self._n >= 0:
+                try:
+                    self._f = open(self.store.path(self._n), "rb")
+                except OSError:
+                    pass  # rotated away: the next segment
+            got = 0
+            if self._f is not None:
+                self._f.seek(self._off)
+                got = self._f.readinto(buf) or 0
+            if not got:
+                nxt = self._after(self._n)
+                self.close()  # at the end of the newest: reopened next time, to
+                if nxt < 0:  # see what was appended since
+                    return 0
+                self._n = nxt
+                self._off = 0
+                continue
+            # Skip what is not a record after seq: older records, damage.
+            o = 0
+            while o < got:
+                k = valid_at(buf, o, got)
+                if k:
+                    if u32(buf, o + 4) > seq:
+                        break
+                    o += k
+                elif got == size and got - o < MAX_LEN:
+                    break  # perhaps a record cut by the buffer's end
+                else:
+                    o += 1
+            if o:
+                self._off += o
+                continue  # read again, that record first in buf
+            out = 0
+            last = seq
+            while out < got:
+                k = valid_at(buf, out, got)
+                if not k or (out and out + k > limit):
+                    break
+                s = u32(buf, out + 4)
+                if s <= last:
+                    break
+                last = s
+                out += k
+            self._off += out
+            self._seq = last
+            return out

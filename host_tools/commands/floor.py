@@ -1,0 +1,320 @@
+"""`sicbo floor`: the floor service and its store (docs/floor.md).
+
+    sicbo floor --broker HOST:PORT --db FILE --site SITE   the service
+    sicbo floor records --db FILE [--table ID] [--from SEQ] [--json]
+    sicbo floor tables --db FILE [--json]
+    sicbo floor certs --out FOLDER --site SITE --broker-host HOST --client ID ...
+    sicbo floor broker-config --site SITE --out FOLDER ...  a site broker's files
+    sicbo floor sim --broker HOST:PORT --site SITE ...      simulated tables
+"""
+
+import datetime
+import json
+import os
+
+from host_tools.cli import UsageError
+
+NAME = "floor"
+HELP = "the floor service: every table's journal stored once, acknowledged; its store"
+
+
+def add_arguments(p):
+    p.add_argument("--broker", metavar="HOST:PORT", help="the site's MQTT broker")
+    p.add_argument("--db", metavar="FILE", help="the store (SQLite; made if new)")
+    p.add_argument("--site", help="the site id (topics sicbo/SITE/TABLE/...)")
+    p.add_argument("--client-id", help="MQTT client id of the persistent session "
+                                       "(default sicbo-floor-SITE)")
+    p.add_argument("--username", help="username on a password listener (e.g. floor)")
+    p.add_argument("--password-file", metavar="FILE", help="its password (first line)")
+    p.add_argument("--cafile", metavar="PEM", help="the site CA (TLS)")
+    p.add_argument("--cert", metavar="PEM", help="the floor's client certificate (CN floor)")
+    p.add_argument("--key", metavar="PEM", help="its key")
+    p.add_argument("--table-file", metavar="FILE",
+                   help="the table configuration the meters' wins are counted with "
+                        "(default: board_config/tables/macau-2004.json)")
+    p.add_argument("--commit-ms", type=float, default=5.0,
+                   help="longest wait for more messages before a commit (default 5)")
+    p.add_argument("--batch", type=int, default=2000, help="records per commit, at most")
+    p.add_argument("--protocol", choices=("5", "311"), default="5",
+                   help="MQTT version of the floor's session (default 5)")
+    sub = p.add_subparsers(dest="action", metavar="ACTION")
+    r = sub.add_parser("records", help="the records a store holds")
+    r.add_argument("--db", metavar="FILE", required=True)
+    r.add_argument("--table", metavar="ID", help="one table's records")
+    r.add_argument("--from", dest="from_seq", type=int, default=None, metavar="SEQ",
+                   help="from this sequence number on")
+    r.add_argument("--limit", type=int, default=None, metavar="N", help="at most N records")
+    r.add_argument("--table-file", metavar="FILE", help="table configuration (wins)")
+    r.add_argument("--json", action="store_true", help="machine-readable output")
+    t = sub.add_parser("tables", help="every table a store knows")
+    t.add_argument("--db", metavar="FILE", required=True)
+    t.add_argument("--json", action="store_true", help="machine-readable output")
+    c = sub.add_parser("certs", help="the site CA, the broker's and the clients' certificates "
+                                     "(PEM for mosquitto and CPython, DER for the board)")
+    c.add_argument("--out", metavar="FOLDER", required=True, help="the site's folder")
+    c.add_argument("--site", help="the site id (a new site CA only)")
+    c.add_argument("--broker-host", action="append", default=[], metavar="HOST",
+                   help="a name or address of the broker (its certificate's SAN; a new "
+                        "site CA only; repeat for several)")
+    c.add_argument("--client", action="append", default=[], metavar="ID",
+                   help="a client certificate for this table id, or floor (repeat)")
+    b = sub.add_parser("broker-config", help="write a site broker's mosquitto.conf and ACL")
+    b.add_argument("--site", required=True)
+    b.add_argument("--out", metavar="FOLDER", required=True)
+    b.add_argument("--cafile", metavar="PEM")
+    b.add_argument("--cert", metavar="PEM", help="the broker's certificate")
+    b.add_argument("--key", metavar="PEM", help="the broker's key")
+    b.add_argument("--tls-port", type=int, default=8883)
+    b.add_argument("--plain-port", type=int, default=None,
+                   help="also a plain listener with passwords (boards without ssl)")
+    b.add_argument("--password-file", metavar="FILE",
+                   help="mosquitto_passwd file of the plain listener")
+    b.add_argument("--bind", default="0.0.0.0")
+    b.add_argument("--user", help="the account mosquitto runs as (default: its own)")
+    s = sub.add_parser("sim", help="simulated tables publishing real journals")
+    s.add_argument("--broker", required=True, metavar="HOST:PORT")
+    s.add_argument("--site", required=True)
+    s.add_argument("--tables", type=int, default=10)
+    s.add_argument("--prefix", default="T")
+    s.add_argument("--password", help="every table's password (username: its id)")
+    s.add_argument("--rounds-per-s", type=float, default=1.0)
+    s.add_argument("--backlog", type=int, default=0)
+
+
+def host_port(text):
+    host, sep, port = (text or "").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError("--broker %r is not HOST:PORT" % text)
+    return host, int(port)
+
+
+def _table(path):
+    from host_tools.rules import load_table
+
+    return load_table(path)[1]
+
+
+def run(args):
+    action = args.action
+    if action == "records":
+        return _records(args)
+    if action == "tables":
+        return _tables(args)
+    if action == "certs":
+        return _certs(args)
+    if action == "broker-config":
+        return _broker_config(args)
+    if action == "sim":
+        from host_tools.floor import simtables
+
+        argv = ["--broker", args.broker, "--site", args.site, "--tables", str(args.tables),
+                "--prefix", args.prefix, "--rounds-per-s", str(args.rounds_per_s),
+                "--backlog", str(args.backlog)]
+        if args.password:
+            argv += ["--password", args.password]
+        return simtables.main(argv)
+    return _serve(args)
+
+
+def _serve(args):
+    from host_tools.floor import service, site, store
+
+    for name in ("broker", "db", "site"):
+        if not getattr(args, name):
+            raise UsageError("--%s is needed to run the service (or an ACTION: records, "
+                             "tables, broker-config, sim)" % name)
+    host, port = host_port(args.broker)
+    try:
+        site.check_id("site", args.site)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    password = None
+    if args.password_file:
+        try:
+            with open(args.password_file, encoding="utf-8") as f:
+                password = f.readline().rstrip("\r\n")
+        except OSError as e:
+            raise UsageError("cannot read %s: %s" % (args.password_file, e.strerror)) from None
+    if bool(args.cert) != bool(args.key) or (args.cert and not args.cafile):
+        raise UsageError("TLS needs --cafile, --cert and --key together")
+    for path in (args.cafile, args.cert, args.key):
+        if path and not os.path.isfile(path):
+            raise UsageError("no such file: %s" % path)
+    opts = service.Options(host, port, args.site, args.db, client_id=args.client_id,
+                           username=args.username, password=password, cafile=args.cafile,
+                           certfile=args.cert, keyfile=args.key,
+                           table=_table(args.table_file), commit_ms=args.commit_ms,
+                           batch=args.batch, protocol=int(args.protocol))
+    try:
+        return service.serve(opts)
+    except store.StoreError as e:
+        raise UsageError(str(e)) from None
+
+
+# ---- reading a store ---------------------------------------------------------------------
+
+VERDICTS = {None: "pending", 0: "applied", -1: "late"}
+
+
+def _when(t):
+    if t is None:
+        return None
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z"
+
+
+def _open(path):
+    from host_tools.floor import store
+
+    try:
+        return store.open_ro(path)
+    except store.StoreError as e:
+        raise UsageError(str(e)) from None
+
+
+def record_of(tid, raw, checked, received, table):
+    """A stored record as `sicbo journal --json` lists one (its fields by
+    name), with the floor's own: table, received, checked (applied,
+    damaged, pending: above a missing record, late: after its gap was
+    closed as final) and the record's bytes (hex)."""
+    from host_tools.commands import journal as jcmd
+    from sicbo import journal
+
+    rec = journal.Record(raw, 0)
+    code = checked if checked and checked > 0 else 0
+    d = jcmd.record_dict(tid, rec, code, table)
+    del d["segment"], d["offset"]
+    d["table"] = tid
+    d["received"] = _when(received)
+    d["checked"] = "damaged" if code else VERDICTS.get(checked, str(checked))
+    d["raw"] = bytes(raw).hex()
+    return d
+
+
+def _records(args):
+    from host_tools.commands import journal as jcmd
+    from sicbo import journal
+
+    conn = _open(args.db)
+    table = _table(args.table_file)
+    q = "SELECT table_id, seq, checked, received, raw FROM records"
+    where, params = [], []
+    if args.table:
+        where.append("table_id=?")
+        params.append(args.table)
+    if args.from_seq is not None:
+        where.append("seq>=?")
+        params.append(args.from_seq)
+    if where:
+        q += " WHERE " + " AND ".join(where)
+    q += " ORDER BY table_id, seq"
+    if args.limit is not None:
+        q += " LIMIT %d" % max(0, args.limit)
+    rows = conn.execute(q, params)
+    if args.json:
+        out = [record_of(tid, bytes(raw), checked, received, table)
+               for tid, _seq, checked, received, raw in rows]
+        print(json.dumps({"records": out}))
+        return 0
+    n = 0
+    for tid, _seq, checked, _received, raw in rows:
+        rec = journal.Record(bytes(raw), 0)
+        code = checked if checked and checked > 0 else 0
+        line = jcmd.record_line(rec, code, table)
+        if checked is None:
+            line += "  (pending: a record before it is missing)"
+        elif checked == -1:
+            line += "  (late: came after its gap was closed)"
+        print("%-12s %s" % (tid, line))
+        n += 1
+    if not n:
+        print("no records%s" % (" of table %s" % args.table if args.table else ""))
+    return 0
+
+
+TABLE_FIELDS = ("table", "online", "last_seen", "state", "round", "last_seq", "acked",
+                "open_gaps", "lost", "records", "damaged", "duplicates", "conflicts", "rejected",
+                "late", "oldest", "code", "config")
+
+
+def tables_of(conn):
+    out = []
+    for r in conn.execute(
+            "SELECT table_id, online, last_seen, state, round, last_seq, acked, open_gaps, lost,"
+            " records, damaged, duplicates, conflicts, rejected, late, oldest, code, config"
+            " FROM tables ORDER BY table_id"):
+        d = dict(zip(TABLE_FIELDS, r, strict=True))
+        d["online"] = None if d["online"] is None else bool(d["online"])
+        d["last_seen"] = _when(d["last_seen"])
+        out.append(d)
+    return out
+
+
+def _tables(args):
+    conn = _open(args.db)
+    rows = tables_of(conn)
+    if args.json:
+        print(json.dumps({"tables": rows}))
+        return 0
+    if not rows:
+        print("no tables")
+        return 0
+    print("%-12s %-7s %-24s %-7s %7s %8s %8s %5s %5s %6s %4s %4s %4s" % (
+        "table", "online", "last seen", "state", "round", "last seq", "acked", "gaps", "lost",
+        "damage", "dup", "conf", "rej"))
+    for d in rows:
+        print("%-12s %-7s %-24s %-7s %7s %8d %8d %5d %5d %6d %4d %4d %4d" % (
+            d["table"], {None: "?", True: "yes", False: "no"}[d["online"]], d["last_seen"],
+            d["state"] or "?", d["round"] if d["round"] is not None else "?", d["last_seq"],
+            d["acked"], d["open_gaps"], d["lost"], d["damaged"], d["duplicates"],
+            d["conflicts"], d["rejected"]))
+    return 0
+
+
+def _certs(args):
+    from host_tools import certs
+
+    made = []
+    try:
+        if not os.path.exists(certs.SiteFiles(args.out).ca_key):
+            if not args.site or not args.broker_host:
+                raise UsageError("no site CA in %s: a new one needs --site and --broker-host"
+                                 % args.out)
+            f = certs.make_site(args.out, args.site, args.broker_host)
+            made += [f.ca_pem, f.ca_der, f.broker_pem]
+        elif args.site or args.broker_host:
+            raise UsageError("%s holds a site CA already (a new one would invalidate every "
+                             "certificate it signed): --site and --broker-host are for a new "
+                             "site only" % args.out)
+        for cn in args.client:
+            c = certs.make_client(args.out, cn)
+            made += [c.cert_pem, c.cert_der]
+    except (ValueError, OSError) as e:
+        raise UsageError(str(e)) from None
+    if not made:
+        raise UsageError("nothing to make: give --client ID (or a new site)")
+    for path in made:
+        print("wrote %s" % path)
+    return 0
+
+
+def _broker_config(args):
+    from host_tools.floor import site
+
+    if args.cafile and not (args.cert and args.key):
+        raise UsageError("a TLS listener needs --cafile, --cert and --key")
+    if not args.cafile and not args.plain_port:
+        raise UsageError("no listener: give --cafile/--cert/--key (TLS) or --plain-port")
+    try:
+        text = site.broker_config(args.out, args.site, cafile=args.cafile, certfile=args.cert,
+                                  keyfile=args.key, tls_port=args.tls_port,
+                                  plain_port=args.plain_port, password_file=args.password_file,
+                                  bind=args.bind, user=args.user)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    path = os.path.join(args.out, "mosquitto.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    print("wrote %s and %s" % (path, os.path.join(args.out, "acl")))
+    return 0
+

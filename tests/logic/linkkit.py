@@ -1,0 +1,78 @@
+# Test doubles for the floor link (device/link): a journal held in memory
+# that implements the link's source interface (device/link/outbox.py), and
+# the records to fill it with. Portable: CPython and the MicroPython ports.
+
+from sicbo.journal import MAX_LEN, encode, u32
+
+J_BOOT = 1
+J_ALARM = 10
+
+
+def record(seq, payload=b"\x00" * 8, rtype=J_ALARM):
+    """One sealed journal record (36 bytes with the default payload)."""
+    return encode(rtype, seq, 1, 1, seq * 10, 0, payload)
+
+
+def records(first, last):
+    out = bytearray()
+    for seq in range(first, last + 1):
+        out += record(seq)
+    return bytes(out)
+
+
+class MemorySource:
+    """A journal in memory: append(data) adds sealed records; the link reads
+    them through read_after/last_seq; `reads` counts its calls. dropped(seq)
+    removes the records up to seq, as rotation deletes the oldest."""
+
+    def __init__(self):
+        self.data = bytearray()
+        self.reads = 0
+
+    def append(self, data):
+        self.data += data
+
+    def add(self, first, last):
+        self.append(records(first, last))
+
+    def last_seq(self):
+        last = 0
+        o = 0
+        d = self.data
+        while o < len(d):
+            last = u32(d, o + 4)
+            o += d[o + 2] | (d[o + 3] << 8)
+        return last
+
+    def drop_through(self, seq):
+        d = self.data
+        o = 0
+        while o < len(d) and u32(d, o + 4) <= seq:
+            o += d[o + 2] | (d[o + 3] << 8)
+        self.data = d[o:]
+
+    def read_after(self, seq, buf, limit):
+        assert len(buf) >= MAX_LEN
+        self.reads += 1
+        d = self.data
+        o = 0
+        while o < len(d) and u32(d, o + 4) <= seq:
+            o += d[o + 2] | (d[o + 3] << 8)
+        n = 0
+        while o + n < len(d):
+            k = d[o + n + 2] | (d[o + n + 3] << 8)
+            if n and n + k > limit:
+                break
+            n += k
+        buf[0:n] = d[o:o + n]
+        return n
+
+
+def seqs_of(data):
+    """The sequence numbers of the records in data (bytes of whole records)."""
+    out = []
+    o = 0
+    while o < len(data):
+        out.append(u32(data, o + 4))
+        o += data[o + 2] | (data[o + 3] << 8)
+    return out
