@@ -21,6 +21,7 @@ import struct
 from host_tools import commands as _commands  # noqa: F401  (the host package)
 from host_tools.commands import journal as jcmd
 from host_tools.floor import site as S
+from sicbo import records as R
 
 REJECT_KEEP = 4096  # bytes of a rejected payload kept as evidence (its length is kept whole)
 RECALL_KEEP = 4  # rounds each table's recall holds (the store holds every round)
@@ -231,7 +232,7 @@ class TableFeed:
         first = rp.seq == 0
         t = raw[1]
         counted = None
-        if t == E.J_METERS and self.meters_whole:
+        if t == R.J_METERS and self.meters_whole:
             counted = self.recall.meters.as_dict(self.table)
         loads = self.recall.meters.checkpoints
         code = rp.take(raw, 0, self.gap_next)
@@ -253,7 +254,7 @@ class TableFeed:
             return
         if code < 0:
             return
-        if t == E.J_METERS:
+        if t == R.J_METERS:
             if self.recall.meters.checkpoints > loads:
                 self.meters_whole = True
             cp = jcmd.fields(rec, self.table)["meters"]
@@ -266,7 +267,7 @@ class TableFeed:
                                    "meters checkpoint seq %d differs from the floor's count of "
                                    "the records" % seq, rec.wall, now))
             return
-        if t == E.J_ROUND:
+        if t == R.J_ROUND:
             self.draw_rounds(out)  # before recall reuses an old round's RoundInfo
         try:
             self.recall.apply(rec)
@@ -312,9 +313,8 @@ _ALARM_KINDS = None
 def _alarm_kind(t):
     global _ALARM_KINDS
     if _ALARM_KINDS is None:
-        E = _fw()[0]
-        _ALARM_KINDS = {E.J_ALARM: "alarm", E.J_VIOLATION: "violation", E.J_HOLD: "hold",
-                        E.J_FAULT: "fault", E.J_DAMAGE: "damage"}
+        _ALARM_KINDS = {R.J_ALARM: "alarm", R.J_VIOLATION: "violation", R.J_HOLD: "hold",
+                        R.J_FAULT: "fault", R.J_DAMAGE: "damage"}
     return _ALARM_KINDS.get(t)
 
 
@@ -323,12 +323,12 @@ def why_not_record(data, off):
     said no), for people."""
     _E, journal, _R, _RS = _fw()
     n = len(data)
-    if data[off] != journal.MAGIC:
+    if data[off] != R.MAGIC:
         return "not a journal record (no record starts here)"
     if n - off < 4:
         return "truncated record (%d bytes)" % (n - off)
     length = data[off + 2] | (data[off + 3] << 8)
-    if length < journal.MIN_LEN or length > journal.MAX_LEN:
+    if length < R.MIN_LEN or length > R.MAX_LEN:
         return "bad record length %d" % length
     if off + length > n:
         return "truncated record (%d of its %d bytes)" % (n - off, length)

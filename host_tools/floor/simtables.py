@@ -42,7 +42,7 @@ def _firmware():
     import host_tools  # noqa: F401  (makes the firmware's sicbo importable)
     from sicbo import events as E
     from sicbo import journal, meters, texts
-    from sicbo.round import RoundMachine
+    from sicbo.roundmachine import RoundMachine
 
     return E, journal, meters, texts, RoundMachine
 
@@ -74,7 +74,9 @@ class TableJournal:
         self.appends = 0
         self.rounds = 0
         self.config_id = bytes(self.rng.randrange(256) for _ in range(6))
-        self._drain(m.resume(self.now, self._wall(), 1, 1, 1, 0, 1))
+        # Cover on, clasps fastened (sicbo.signals order: cover, clasps, shake,
+        # supervisor), power-on.
+        self._drain(m.resume(self.now, self._wall(), b"\x01\x01\x01\x00\x00", 1))
         self._drain(m.set_config(self.now, self._wall(), self.config_id))
 
     @property

@@ -13,6 +13,7 @@ from host_tools.floor.simtables import TableJournal
 from host_tools.rules import load_table
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 SITE = "s1"
 _CFG, TABLE = load_table(None)
@@ -83,7 +84,7 @@ def test_every_record_stored_once_in_order_with_its_bytes_and_acknowledged(tmp_p
         j.seq, j.seq, j.seq, 0, 0)
     # The decoded columns are the record's header.
     seq, typ, rid = r.q("SELECT seq, type, round FROM records WHERE table_id='T1'"
-                        " AND type=?", E.J_RESULT)[0]
+                        " AND type=?", R.J_RESULT)[0]
     rec = journal.Record(j.records[seq - 1], 0)
     assert (typ, rid) == (rec.type, rec.round)
 
@@ -97,7 +98,7 @@ def test_rounds_are_the_recall_of_the_records(tmp_path):
     assert [x[0] for x in rounds] == list(range(1, 15))
     assert rounds[12][1] == "void" and rounds[12][2] is None and rounds[12][4]
     results = [journal.Record(b, 0) for b in j.records]
-    dice = [list(x.dice()) for x in results if x.type == E.J_RESULT]
+    dice = [list(x.dice()) for x in results if x.type == R.J_RESULT]
     paid = [x for x in rounds if x[1] == "paid"]
     assert [json.loads(x[2]) for x in paid] == dice
     assert [x[3] for x in paid] == [sum(d) for d in dice]
@@ -119,7 +120,7 @@ def test_the_same_seq_with_other_bytes_is_a_conflict_kept_as_evidence(tmp_path):
     j = played(2)
     r.send("T1", b"".join(j.records))
     rec = journal.Record(j.records[6], 0)  # the first result
-    forged = journal.encode(E.J_RESULT, rec.seq, rec.round, rec.boot, rec.ticks, rec.wall,
+    forged = journal.encode(R.J_RESULT, rec.seq, rec.round, rec.boot, rec.ticks, rec.wall,
                             bytes([6, 6, 6, 0, 0, 0, 0, 0]))
     assert forged != j.records[6]
     r.send("T1", forged)
@@ -229,9 +230,9 @@ def test_a_crc_valid_record_the_replay_calls_damage_is_stored_and_flagged(tmp_pa
     j = played(2)
     recs = j.records
     rec = journal.Record(recs[6], 0)
-    assert rec.type == E.J_RESULT
+    assert rec.type == R.J_RESULT
     # CRC-valid, dice not 1..6: what the board's replay calls BAD_DICE.
-    forged = journal.encode(E.J_RESULT, rec.seq, rec.round, rec.boot, rec.ticks, rec.wall,
+    forged = journal.encode(R.J_RESULT, rec.seq, rec.round, rec.boot, rec.ticks, rec.wall,
                             bytes([0, 7, 6, 0, 0, 0, 0, 0]))
     r.send("T1", b"".join(recs[:6]) + forged + b"".join(recs[7:]))
     assert r.ack("T1") == j.seq  # stored: it is the table's record, as evidence
@@ -263,7 +264,7 @@ def test_table_alarms_and_meters_checkpoints(tmp_path):
     rows = r.q("SELECT seq, checkpoint, counted, differs FROM meters")
     assert len(rows) == 1
     seq, cp, counted, differs = rows[0]
-    assert journal.Record(j.records[seq - 1], 0).type == E.J_METERS
+    assert journal.Record(j.records[seq - 1], 0).type == R.J_METERS
     cp = json.loads(cp)
     assert cp["rounds"] == 25 and json.loads(counted) == cp and differs == 0
 

@@ -17,6 +17,7 @@ from floorkit import (
 from host_tools import REPO
 from sicbo import events as E
 from sicbo import journal
+from sicbo import records as R
 
 IDS = ["T1", "T2", "T3", "T4", "T5"]
 
@@ -155,7 +156,7 @@ def test_garbage_truncated_bad_crc_and_damage_are_kept_as_the_contract_says(tmp_
             # A CRC-valid record the board's replay calls damage (dice 0, 7, 6),
             # in the table's journal as the next record.
             m = t.journal.m
-            forged = journal.encode(E.J_RESULT, m.seq + 1, m.round, m.boot, 0, None,
+            forged = journal.encode(R.J_RESULT, m.seq + 1, m.round, m.boot, 0, None,
                                     bytes([0, 7, 6, 0, 0, 0, 0, 0]))
             assert t.journal.inject(forged) == E.BAD_DICE
         sim.play(2)
