@@ -121,7 +121,8 @@ class Client:
         self.sub_pid = 0
         self.subscribed = False
         self.session = False  # CONNACK's session present
-        self.writes = 0  # calls to the socket's write
+        self.packets = 0  # packets sent
+        self.writes = 0  # calls to the socket's write (one per packet but for partial writes)
         self.t0 = 0  # when the state began
         self.last_rx = 0
         self.last_tx = 0
@@ -241,6 +242,7 @@ class Client:
         except Exception as e:  # noqa: BLE001
             self._fail_exc(e)
             return False
+        self.packets += 1
         self.writes += 1
         self.last_tx = now
         if r < n:

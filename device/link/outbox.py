@@ -188,6 +188,7 @@ class Link(C.Client):
         d["sent"] = self.top
         d["in_flight"] = self._n
         d["writes"] = self.writes
+        d["packets"] = self.packets
         d["up"] = self.is_up
         return d
 

@@ -75,6 +75,14 @@ async def main(cfg):
     def tick():
         alive[0] += 1
 
+    count = cfg.get("count", 10)
+    every = cfg.get("every_ms", 0)
+    payload = b"\x00" * cfg.get("payload", 8)
+    seq = 0
+    if not every:  # a journal that holds them at boot
+        while seq < count:
+            seq += 1
+            src.append(linkkit.record(seq, payload))
     link = Link(src, cfg.get("site", "S1"), cfg.get("table", "T01"), cfg["host"], cfg["port"],
                 cfg["cursor_path"], ssl=_tls(tls),
                 server_hostname=tls.get("hostname") if tls else None,
@@ -88,12 +96,8 @@ async def main(cfg):
     if cfg.get("pid"):
         link.pid = cfg["pid"]
     task = asyncio.create_task(link.run())
-    count = cfg.get("count", 10)
-    every = cfg.get("every_ms", 0)
-    payload = b"\x00" * cfg.get("payload", 8)
     start = time.ticks_ms()
     timeout = cfg.get("timeout_ms", 60000)
-    seq = 0
     while time.ticks_diff(time.ticks_ms(), start) < timeout:
         if seq < count:
             if every:
