@@ -5,9 +5,9 @@
 import time
 
 import pytest
-from brokerkit import start_broker
 from linkrig import Driver, Floor, Sniffer, interpreters, wait_for
 
+from brokerkit import start_broker
 from host_tools.simnet import NetRelay
 
 L_DEAD = 7

@@ -6,9 +6,9 @@
 import subprocess
 
 import pytest
-from brokerkit import start_broker
 from linkrig import SITE, Driver, Floor, site_tls, table_tls, wait_for
 
+from brokerkit import start_broker
 from host_tools import certs
 
 L_SOCKET, L_TLS, L_CLOSED = 3, 4, 8
