@@ -168,6 +168,7 @@ class Link(C.Client):
         self._delay = backoff_ms
         self._up_t = now
         self._told_down = False
+        self._nowifi_t = -1  # when the Wi-Fi was found not up (-1: it is)
         self.is_up = False
 
     # ---- the controller's side ----------------------------------------------
@@ -229,8 +230,15 @@ class Link(C.Client):
                 return left if left < 200 else 200
             w = self.wifi
             if w is not None and not w.up(now):
-                self._lost(now, C.L_NETWORK, w.status())
+                # Associating takes seconds: an outage only past connect_ms.
+                if self._nowifi_t < 0:
+                    self._nowifi_t = now
+                if time.ticks_diff(now, self._nowifi_t) < self.connect_ms:
+                    self._retry_t = time.ticks_add(now, 100)
+                else:
+                    self._lost(now, C.L_NETWORK, w.status())
                 return self.tick_ms
+            self._nowifi_t = -1
             self.open(now)
             return self.tick_ms
         st = self.poll(now)
