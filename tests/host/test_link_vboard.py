@@ -8,10 +8,9 @@ import subprocess
 import sys
 import threading
 
-from brokerkit import start_broker
 from linkrig import Floor, wait_for
 
-from host_tools import REPO
+from brokerkit import start_broker
 from host_tools.mprun import BUILD, compile_trees
 from host_tools.vboard import VirtualBoard
 

@@ -1,7 +1,6 @@
 # The table's Wi-Fi (device/link/wifi.py) over the simulated network
 # (sim/network.py), whose link the test drops and restores. Portable.
 import network
-
 from link.wifi import Station
 
 
