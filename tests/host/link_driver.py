@@ -15,6 +15,7 @@ import json
 import sys
 
 MICROPYTHON = sys.implementation.name == "micropython"
+_HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 
 
 def _setup(cfg):
@@ -49,6 +50,15 @@ def _tls(t):
     ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=t["ca"])
     ctx.load_cert_chain(t["cert"], t["key"])
     return ctx
+
+
+def _opener():
+    if MICROPYTHON:
+        return None  # the board's own (device/link/client.py)
+    sys.path.insert(0, _HERE)
+    from linkio import open_socket
+
+    return open_socket
 
 
 async def main(cfg):
@@ -92,7 +102,8 @@ async def main(cfg):
                 ack_wait_ms=cfg.get("ack_wait_ms", 30000),
                 backoff_ms=cfg.get("backoff_ms", 200),
                 backoff_max_ms=cfg.get("backoff_max_ms", 2000),
-                connect_ms=cfg.get("connect_ms", 10000), save_ms=cfg.get("save_ms", 200))
+                connect_ms=cfg.get("connect_ms", 10000), save_ms=cfg.get("save_ms", 200),
+                opener=_opener())
     if cfg.get("pid"):
         link.pid = cfg["pid"]
     task = asyncio.create_task(link.run())
@@ -125,7 +136,7 @@ async def main(cfg):
         await task
     except BaseException:  # noqa: B036 - cancelled
         pass
-    stats = link.stats()
+    stats = linkkit.stats(link)
     stats["alive_calls"] = alive[0]
     stats["journaled"] = seq
     stats["pid"] = link.pid

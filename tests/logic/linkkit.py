@@ -76,3 +76,23 @@ def seqs_of(data):
         out.append(u32(data, o + 4))
         o += data[o + 2] | (data[o + 3] << 8)
     return out
+
+
+# The names of Link.counts[i] (device/link/outbox.py, _C_*), in order.
+COUNTERS = ("published", "resent", "gobacks", "acks", "beyond", "garbage", "foreign",
+            "stray_pubacks", "failures", "protocol_errors", "save_errors", "status")
+
+
+def stats(link):
+    """The link's counters and state by name."""
+    counts, cursor, sent, in_flight, writes, packets, up = link.stats()
+    d = {}
+    for i in range(len(COUNTERS)):
+        d[COUNTERS[i]] = counts[i]
+    d["cursor"] = cursor
+    d["sent"] = sent
+    d["in_flight"] = in_flight
+    d["writes"] = writes
+    d["packets"] = packets
+    d["up"] = up
+    return d
