@@ -10,12 +10,11 @@
 # own), so what is counted is the link's and asyncio's.
 import gc
 import json
+import os  # noqa: E402
 import sys
 import time
 
 import benchkit
-
-import os  # noqa: E402
 
 if os.getenv("SICBO_LINK_FROZEN") != "1":  # else: the frozen image's own
     sys.path.insert(0, benchkit.MPY + "/device")

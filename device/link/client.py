@@ -244,6 +244,8 @@ class Client:
 
     def _flush(self, now):
         s = self._sock
+        if s is None:
+            return
         try:
             r = s.write(self._pbuf, self._poff, self._pend)
         except Exception as e:  # noqa: BLE001
@@ -314,7 +316,7 @@ class Client:
         # Everything the socket holds now, packet by packet.
         p = self.parser
         s = self._sock
-        while True:
+        while s is not None:
             try:
                 n = s.readinto(p.space())
             except Exception as e:  # noqa: BLE001
