@@ -102,21 +102,18 @@ class Client:
                  tx_size=1120, rx_size=160, ticks_ms=None, opener=None):
         if keepalive_s <= 0:
             raise ValueError("keepalive must be above 0")
-        self.client_id = client_id
         self.host = host
         self.port = port
         self.ssl = ssl
         self.server_hostname = server_hostname
-        self.user = user
-        self.password = password
-        self.will_topic = will_topic
-        self.will_msg = will_msg
-        self.keepalive_s = keepalive_s
         self.ka_ms = keepalive_s * 1000
         self.connect_ms = connect_ms
         self.ticks = ticks_ms or _now
         self.opener = opener or open_socket
         self.tx = bytearray(tx_size)
+        # CONNECT is the same at every connection: made once.
+        self._hello = bytes(memoryview(self.tx)[:mqtt.connect(
+            self.tx, client_id, keepalive_s, will_topic, will_msg, user, password)])
         self.parser = mqtt.Parser(rx_size)
         self._ack = bytearray(4)
         self._acks = [0] * _ACKS  # PUBACKs owed
@@ -166,10 +163,12 @@ class Client:
                                      self.server_hostname or self.host)
         except Exception as e:  # noqa: BLE001 - every fault is the link's, never the table's
             self._fail_exc(e)
+            self._opener = None
             return
         if self.state != OPENING:  # closed meanwhile
             _close(sock)
             return
+        self._opener = None  # done: its task and frame are garbage now
         self._sock = sock
         now = self.ticks()
         self.last_rx = now
@@ -177,12 +176,9 @@ class Client:
         self._connect(now)
 
     def _connect(self, now):
-        t = self.tx
-        n = mqtt.connect(t, self.client_id, self.keepalive_s, self.will_topic, self.will_msg,
-                         self.user, self.password)
         self.state = CONNECTING
         self.t0 = now
-        self.send(t, 0, n, now)
+        self.send(self._hello, 0, len(self._hello), now)
 
     def close(self):
         """Drop the connection (any state -> DOWN); keeps fault/detail."""

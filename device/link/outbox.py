@@ -26,7 +26,8 @@
 #       Copy into buf[0:n] whole journal records, in journal order, with
 #       sequence numbers above seq and increasing, as many as fit in `limit`
 #       bytes, but always the first one (len(buf) is at least the largest
-#       record, sicbo.journal.MAX_LEN); 0 when there is none. Records
+#       record the table writes: Link's `largest`, by default
+#       sicbo.journal.MAX_LEN); 0 when there is none. Records
 #       rotated away are skipped (the floor sees the gap). Called only from
 #       the link's task; buf is the link's own.
 #   source.last_seq() -> the journal's last sequence number (0: none).
@@ -107,7 +108,8 @@ class Link(C.Client):
                  server_hostname=None, password=None, status=None, up=None, down=None,
                  alive=None, wifi=None, keepalive_s=30, window=4, batch=512,
                  ack_wait_ms=30000, save_ms=2000, tick_ms=20, backoff_ms=1000,
-                 backoff_max_ms=60000, connect_ms=10000, ticks_ms=None, opener=None):
+                 backoff_max_ms=60000, connect_ms=10000, ticks_ms=None, opener=None,
+                 largest=MAX_LEN):
         if not 1 <= window <= _MAX_WINDOW:
             raise ValueError("window must be 1..8")
         tid = table.encode()
@@ -119,7 +121,8 @@ class Link(C.Client):
         # A TLS client is known by its certificate; a plain one by its password.
         C.Client.__init__(self, tid, host, port, keepalive_s, ssl, server_hostname,
                           None if ssl is not None else tid, password, self.t_status,
-                          b'{"online": false}', connect_ms, self._at + MAX_LEN, 160, ticks_ms,
+                          b'{"online": false}', connect_ms,
+                          self._at + (batch if batch > largest else largest), 160, ticks_ms,
                           opener)
         self._payload = memoryview(self.tx)[self._at:]
         self.source = source
@@ -137,12 +140,10 @@ class Link(C.Client):
         self.backoff_ms = backoff_ms
         self.backoff_max_ms = backoff_max_ms
         self.counts = [0] * _NC
-        # In flight (sent, no PUBACK yet), oldest first: packet id, the
-        # sequence number the batch follows, its last one, its bytes.
-        self._pids = [0] * window
-        self._after = [0] * window
-        self._last = [0] * window
-        self._bytes = [0] * window
+        # In flight (sent, no PUBACK yet), oldest first, 4 numbers each:
+        # packet id, the sequence number the batch follows, its last one,
+        # its bytes.
+        self._win = [0] * (4 * window)
         self._n = 0
         self._redo = 0  # in-flight publishes still to send again (DUP)
         cur = read_cursor(cursor_path)
@@ -315,7 +316,7 @@ class Link(C.Client):
             if pid == self._status_pid:
                 continue
             for i in range(self._n):
-                if self._pids[i] == pid:
+                if self._win[4 * i] == pid:
                     break
             else:
                 return pid
@@ -339,12 +340,12 @@ class Link(C.Client):
 
     def _resend(self, now):
         i = self._redo
-        n = self._bytes[i]
-        got = self.source.read_after(self._after[i], self._payload, n)
-        if got != n or _last_seq_of(self.tx, self._at, got) != self._last[i]:
+        n = self._win[4 * i + 3]
+        got = self.source.read_after(self._win[4 * i + 1], self._payload, n)
+        if got != n or _last_seq_of(self.tx, self._at, got) != self._win[4 * i + 2]:
             self._drop(i)  # rotated away meanwhile: nothing to send again
             return
-        start = mqtt.publish(self.tx, self._at, n, self.t_journal, self._pids[i], False, True)
+        start = mqtt.publish(self.tx, self._at, n, self.t_journal, self._win[4 * i], False, True)
         if self.send(self.tx, start, self._at + n - start, now):
             self._redo = i + 1
             self.counts[_C_RESENT] += 1
@@ -352,8 +353,8 @@ class Link(C.Client):
     def _send_next(self, now):
         nxt = self._next
         for i in range(self._n):
-            if self._after[i] == nxt:
-                self._next = self._last[i]  # that batch is in flight already
+            if self._win[4 * i + 1] == nxt:
+                self._next = self._win[4 * i + 2]  # that batch is in flight already
                 return
         self._look_t = now
         n = self.source.read_after(nxt, self._payload, self.batch)
@@ -366,10 +367,10 @@ class Link(C.Client):
         if not self.send(self.tx, start, self._at + n - start, now):
             return
         i = self._n
-        self._pids[i] = pid
-        self._after[i] = nxt
-        self._last[i] = last
-        self._bytes[i] = n
+        self._win[4 * i] = pid
+        self._win[4 * i + 1] = nxt
+        self._win[4 * i + 2] = last
+        self._win[4 * i + 3] = n
         self._n = i + 1
         self._redo = self._n  # a new publish is not one to send again
         if self.cursor == self.top:
@@ -380,12 +381,10 @@ class Link(C.Client):
         self.counts[_C_PUBLISHED] += 1
 
     def _drop(self, i):
+        w = self._win
         n = self._n - 1
-        for j in range(i, n):
-            self._pids[j] = self._pids[j + 1]
-            self._after[j] = self._after[j + 1]
-            self._last[j] = self._last[j + 1]
-            self._bytes[j] = self._bytes[j + 1]
+        for j in range(4 * i, 4 * n):
+            w[j] = w[j + 4]
         self._n = n
         if i < self._redo:
             self._redo -= 1
@@ -394,7 +393,7 @@ class Link(C.Client):
 
     def got_puback(self, pid, now):
         for i in range(self._n):
-            if self._pids[i] == pid:
+            if self._win[4 * i] == pid:
                 self._drop(i)
                 return
         if pid and pid == self._status_pid:

@@ -3,7 +3,7 @@
 # serves read_after itself (from what it just appended) makes this module
 # unnecessary.
 
-from sicbo.journal import MAX_LEN, u32, valid_at
+from sicbo.journal import u32, valid_at
 
 
 class JournalSource:
@@ -84,8 +84,8 @@ class JournalSource:
                     if u32(buf, o + 4) > seq:
                         break
                     o += k
-                elif got == size and got - o < MAX_LEN:
-                    break  # perhaps a record cut by the buffer's end
+                elif o and got == size:
+                    break  # perhaps a record cut by the buffer's end: read from it
                 else:
                     o += 1
             if o:

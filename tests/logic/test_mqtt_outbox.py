@@ -319,6 +319,17 @@ def test_journal_source_reads_every_record_across_segments_in_batches():
         got += seqs
         seq = seqs[-1]
     assert got == list(range(1, 61))
+    # a buffer of the table's largest record only (Link's `largest`)
+    small = bytearray(100)
+    seq = 0
+    got = []
+    while True:
+        n = src.read_after(seq, small, 100)
+        if not n:
+            break
+        got += linkkit.seqs_of(small[:n])
+        seq = got[-1]
+    assert got == list(range(1, 61))
     # from anywhere (a go-back, a DUP resend)
     n = src.read_after(33, buf, 72)
     assert linkkit.seqs_of(buf[:n]) == [34, 35]
