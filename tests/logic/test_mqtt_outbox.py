@@ -263,11 +263,19 @@ def test_an_outage_is_told_once_and_retried_with_a_capped_backoff():
 
 
 def test_a_fault_in_the_source_is_contained_by_the_task():
+    _contained(OSError(5), C.L_SOCKET, 5)
+
+
+def test_memory_error_in_the_link_is_contained_by_the_task():
+    _contained(MemoryError(), C.L_MEMORY, 0)
+
+
+def _contained(exc, code, detail):
     import asyncio
 
     class Broken(linkkit.MemorySource):
         def read_after(self, seq, buf, limit):
-            raise OSError(5)
+            raise exc
 
     s = Broken()
     s.add(1, 10)
@@ -291,7 +299,7 @@ def test_a_fault_in_the_source_is_contained_by_the_task():
             pass
 
     asyncio.run(main())
-    assert link.downs and link.downs[0][0] == C.L_SOCKET and link.downs[0][1] == 5
+    assert link.downs and link.downs[0] == (code, detail)
     assert len(beats) >= 20  # alive() went on
 
 
