@@ -63,7 +63,8 @@ J_CONFIG = const(19)
 J_DIAG = const(20)
 J_FAULT = const(21)
 J_DAMAGE = const(22)
-J_LAST = const(22)  # the highest record type
+J_LINK = const(23)
+J_LAST = const(23)  # the highest record type
 
 # ---- Payload fields: offsets from the payload's start ------------------------
 P_CAUSE = const(0)  # J_BOOT: the board's machine.reset_cause()
@@ -91,6 +92,10 @@ P_LATE = const(3)  # J_FAULT: 1 for a fault of an earlier boot, journaled by a l
 P_BAD = const(0)  # J_DAMAGE: E.BAD_* of the damaged record
 P_BAD_TYPE = const(1)  # J_DAMAGE: its type
 P_BAD_SEQ = const(2)  # J_DAMAGE: its sequence number (u32)
+P_LINK = const(0)  # J_LINK: LINK_DOWN or LINK_UP
+P_LINK_FAULT = const(1)  # J_LINK down: why (the L_* codes of device/link/client.py)
+P_LINK_DETAIL = const(2)  # J_LINK down: an errno, a CONNACK code, ... (u16)
+P_LINK_SEQ = const(4)  # J_LINK up: the sequence number the floor had acknowledged (u32)
 # J_METERS: the meters checkpoint (sicbo/meters.py): 8 counters and 8 void
 # reasons (u32), the channel count (u16), a u32 per channel, then the
 # configuration in force (rotation may delete its J_CONFIG).
@@ -115,11 +120,13 @@ SOURCE_DEALER = const(0)
 SOURCE_SUPERVISOR = const(1)  # the supervisor's decision of a hold
 POLICY_BETS_STAY = const(0)
 POLICY_PLAYERS_CHOOSE = const(1)
+LINK_DOWN = const(1)  # the floor link was lost (once per outage, not per retry)
+LINK_UP = const(2)  # connected again
 
 # ---- The declarations ---------------------------------------------------------
 # A field: (name, offset, size, kind, lo, hi, names). kind: "code" (a byte;
 # lo..hi is what the type allows, `names` the sicbo.texts table that names
-# it), "dice" (size dice, each 1..6), "byte", "bytes", "u32". A record type:
+# it), "dice" (size dice, each 1..6), "byte", "bytes", "u16", "u32". A record type:
 # (code, name, fields, follows, meter, text): `follows` the round states
 # (ST_* of sicbo.events) a record of this type may follow, ALWAYS for any;
 # `meter` the counter it adds one to (a name of sicbo.meters.NAMES), None if
@@ -183,6 +190,11 @@ RECORD_TYPES = (
                           ("type", P_BAD_TYPE, 1, "byte", 0, 255, None),
                           ("seq", P_BAD_SEQ, 4, "u32", 0, 0, None)),
      ALWAYS, None, "a damaged record found at boot"),
+    (J_LINK, "link", (("event", P_LINK, 1, "code", LINK_DOWN, LINK_UP, "LINK_EVENTS"),
+                      ("fault", P_LINK_FAULT, 1, "byte", 0, 255, "LINK_FAULTS"),
+                      ("detail", P_LINK_DETAIL, 2, "u16", 0, 0, None),
+                      ("acked", P_LINK_SEQ, 4, "u32", 0, 0, None)),
+     ALWAYS, None, "the floor link lost, or connected again"),
 )
 # The payload of J_METERS is not fixed: at least METERS_HEAD bytes (checked
 # for length only; meters.Meters.load checks the rest).

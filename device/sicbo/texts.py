@@ -50,6 +50,8 @@ _TEXTS = (
     "alarm: reader disagrees with the confirmed result\n"  # R_READER_MISMATCH
     "alarm: damaged journal records ignored; the round is void or held for the supervisor\n"
     # R_DAMAGE
+    "alarm: the floor has not acknowledged the journal's backlog, which is at its flash budget\n"
+    # R_BACKLOG_FULL
 )
 
 # The message codes in the order of their lines in _TEXTS.
@@ -62,7 +64,7 @@ _CODES = bytes((
     E.R_DICE_RANGE, E.R_COVER_BEFORE_PAYOUT, E.R_PAYOUT_PENDING, E.R_SECOND_RESULT,
     E.R_VOID_NOT_NOW, E.R_VOID_REASON, E.R_INCOMPLETE, E.R_NEED_SUPERVISOR, E.R_SENSOR_FAULT,
     E.R_FAULT_ACTIVE, E.R_KEY_NOT_NOW, E.R_READER_ROUND, E.R_POWER_CUT, E.R_SAME_RESULT,
-    E.R_READER_MISMATCH, E.R_DAMAGE,
+    E.R_READER_MISMATCH, E.R_DAMAGE, E.R_BACKLOG_FULL,
 ))
 
 
@@ -72,7 +74,7 @@ STATE_NAMES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 J_NAMES = (
     '?', 'boot', 'round', 'open', 'bell', 'cover_off', 'result', 'correction', 'void',
     'payout', 'alarm', 'violation', 'refused', 'hold', 'reader', 'supervisor', 'resume',
-    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage',
+    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage', 'link',
 )
 # ---- end of generated ----
 VOID_NAMES = ("?", "stacked", "leaning", "other", "tamper", "power cut", "sensor fault",
@@ -93,6 +95,12 @@ SHAKER_NAMES = ("solenoid", "electric", "manual")
 SOURCE_NAMES = ("dealer", "supervisor")
 POLICY_NAMES = ("bets stay", "players choose")
 KEY_NAMES = ("off", "on")
+LINK_EVENTS = ("?", "down", "up")
+# Why the floor link was lost (J_LINK p1: the L_* of device/link/client.py).
+LINK_FAULTS = ("?", "no network", "broker name not found", "socket error", "TLS refused",
+               "broker refused the connection", "no answer in time", "broker went silent",
+               "broker closed the connection", "protocol error", "subscription refused",
+               "out of memory", "error")
 
 
 def name(names, code):

@@ -217,6 +217,8 @@ def fields(rec, table=None):
             out[name] = binascii.hexlify(p[off:off + size]).decode()
         elif kind == "u32":
             out[name] = struct.unpack_from("<I", p, off)[0]
+        elif kind == "u16":
+            out[name] = struct.unpack_from("<H", p, off)[0]
         elif names == "MESSAGE":
             out[name] = _message(p[off], p[R.P_DETAIL])
         elif names is not None:
