@@ -80,6 +80,13 @@ DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
 DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk")
+# machine.reset_cause() (J_BOOT p0): the ESP32's constants, which sim/machine.py
+# uses too (PWRON_RESET 1 .. SOFT_RESET 5); 0 when the boot was not given one.
+RESET_NAMES = ("?", "power-on", "hard reset", "watchdog reset", "deep-sleep wake",
+               "soft reset")
+# Where a contained fault happened (E.F_*) and what it was (E.K_*): J_FAULT p0, p1.
+FAULT_STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
+FAULT_KINDS = ("?", "MemoryError", "OSError", "ValueError", "other exception")
 
 
 def text(code):
