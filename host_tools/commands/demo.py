@@ -54,8 +54,14 @@ STATUS_LAMPS = ("PLACE_BETS", "PAYING", "VOID", "ALARM")
 # the cover lifted before the bell (an alarm and a void), a dice reader that
 # reads other dice than the dealer entered (a hold for the supervisor).
 INCIDENTS = ("stacked", "early cover", "reader")
+# The simulated table's cover and clasps as a run leaves them, in the run
+# folder: the next run's table starts so, as a real table stays as it is
+# while its board restarts (keys and the supervisor's key are let go).
+TABLE_STATE = "table-inputs.json"
+KEPT_INPUTS = ("cover", "clasp_left", "clasp_right")
 WAIT_S = 20.0  # for the board's answer to a dealer's action (a busy machine)
-PRESS_MS = 120
+RETRY_S = 4.0  # a key the board did not answer in this time is pressed again
+PRESS_MS = 150
 # How long a dealer's finger stays up before the same key again: the board's
 # debounce (20 ms on the virtual board) must see the release.
 RELEASE_S = 0.15
@@ -183,7 +189,9 @@ class BoardConsole:
 
                 data = binascii.unhexlify(line[2:].strip())
                 self.records.append(journal.Record(data, 0))
-                self.rs.take(data, 0)
+                # gap: the console does not print every record (the meters'
+                # checkpoints are written apart), so the sequence may skip.
+                self.rs.take(data, 0, True)
             s = boardstate.parse(line)
             if s is not None:
                 self.states.append(s)
@@ -339,6 +347,19 @@ class Dealer:
         self.out("dealer: " + text)
         time.sleep(self.pace)
 
+    def act(self, key, predicate, what, mark):
+        """Press a key until the board does what it is for: a press the board
+        did not take (a busy machine can starve it for longer than a press)
+        is pressed again after RETRY_S, as a dealer would; every key the demo
+        presses means nothing more when pressed twice (a bell, a payout, a
+        confirm: "key not valid now"), but void, which only acts after a look
+        at what the board said."""
+        for _attempt in range(3):
+            self.press(key)
+            if self.b.wait(lambda: predicate() or self.b.restarted_since(mark), RETRY_S):
+                break
+        self.until(predicate, what, mark)
+
     def until(self, predicate, what, mark, timeout=WAIT_S):
         """Until the board does it: Stuck (one line) if it does not in time,
         Restarted if the board printed a start-up line since `mark`."""
@@ -462,8 +483,8 @@ class Dealer:
             self._ended(rid, "void: the cover came off before the bell")
             return
         self.step("bell: no more bets")
-        self.press("key_bell")
-        self.until(self.state_is(E.ST_CLOSED, E.ST_IDLE), "close betting at the bell", mark)
+        self.act("key_bell", self.state_is(E.ST_CLOSED, E.ST_IDLE), "close betting at the bell",
+                 mark)
 
     def lift_cover(self, rid, mark):
         from sicbo import events as E
@@ -487,15 +508,17 @@ class Dealer:
     def _void(self, rid, reason_key, why, mark):
         from sicbo import events as E
 
-        self.press("key_void")
-        self.until(lambda: self.b.message_since(mark, E.M_VOID_REASON), "ask for a void "
-                   "reason", mark)
+        # Void toggles the void entry: pressed again only if the board said
+        # nothing at all of the first press.
+        self.act("key_void", lambda: self.b.message_since(mark, E.M_VOID_REASON)
+                 or self.b.message_since(mark, E.M_VOID_CANCELLED), "ask for a void reason",
+                 mark)
+        if self.b.message_since(mark, E.M_VOID_CANCELLED):
+            raise Stuck("the board took the void key twice (void cancelled)")
         reason = int(reason_key[-1])
-        self.press(reason_key)
-        self.until(lambda: self.b.message_since(mark, E.M_VOID_REASON, reason),
-                   "take the void reason", mark)
-        self.press("key_confirm")
-        self.until(self.record(mark, E.J_VOID), "void the round", mark)
+        self.act(reason_key, lambda: self.b.message_since(mark, E.M_VOID_REASON, reason),
+                 "take the void reason", mark)
+        self.act("key_confirm", self.record(mark, E.J_VOID), "void the round", mark)
         self._ended(rid, "void: " + why)
 
     def _faces(self, dice, mark):
@@ -503,13 +526,9 @@ class Dealer:
 
         m = self.b.mark()
         for k, d in enumerate(dice):
-            self.press("key_face_%d" % d)
-            if not self.b.wait(lambda k=k: self.b.message_since(m, E.M_DICE_SO_FAR, k + 1)
-                               or self.b.restarted_since(mark), WAIT_S / 4):
-                self.press("key_face_%d" % d)  # not taken: pressed again, as a dealer would
-            self.until(lambda k=k: self.b.message_since(m, E.M_DICE_SO_FAR, k + 1),
-                       "take face %d of 3" % (k + 1), mark)
-        self.press("key_confirm")
+            self.act("key_face_%d" % d, lambda k=k: self.b.message_since(m, E.M_DICE_SO_FAR,
+                                                                          k + 1),
+                     "take face %d of 3" % (k + 1), mark)
 
     def result(self, rid, mark):
         from sicbo import events as E
@@ -527,7 +546,8 @@ class Dealer:
         self.dice[rid] = dice
         self.step("the dice show %d-%d-%d" % tuple(dice))
         self._faces(dice, mark)
-        self.until(self.state_is(E.ST_PAYING, E.ST_HOLD, E.ST_IDLE), "settle the round", mark)
+        self.act("key_confirm", self.state_is(E.ST_PAYING, E.ST_HOLD, E.ST_IDLE),
+                 "settle the round", mark)
 
     def show_layout(self, rid):
         if rid in self.shown:
@@ -564,8 +584,8 @@ class Dealer:
                        mark)
             return
         self.step("pay the winners, then payout complete")
-        self.press("key_payout")
-        self.until(self.record(mark, E.J_PAYOUT), "close the round at payout complete", mark)
+        self.act("key_payout", self.record(mark, E.J_PAYOUT),
+                 "close the round at payout complete", mark)
         self._ended(rid, "paid")
 
     def hold(self, rid, mark):
@@ -583,7 +603,8 @@ class Dealer:
             self.step("the supervisor reads the dice: %d-%d-%d, as the dealer entered them"
                       % tuple(dice))
         self._faces(dice, mark)
-        self.until(self.state_is(E.ST_PAYING, E.ST_IDLE), "settle the held round", mark)
+        self.act("key_confirm", self.state_is(E.ST_PAYING, E.ST_IDLE), "settle the held round",
+                 mark)
         self.dice[rid] = dice
         self.read.add(rid)
         m = self.b.mark()
@@ -599,6 +620,47 @@ class Dealer:
         m = self.b.mark()
         self.c.supervisor(False)
         self.until(self.record(m, E.J_SUPERVISOR), "take the supervisor key off", mark)
+
+
+def _virtual_board(folder, inputs, **kw):
+    """A VirtualBoard whose simulated table has `inputs` set before the board
+    is powered on (its boot reads them)."""
+    from host_tools.vboard import VirtualBoard
+
+    class KeptTable(VirtualBoard):
+        def _start_table(self):
+            super()._start_table()
+            for name, level in inputs.items():
+                if self.table is not None:
+                    self.table.handle({"op": "set", "signal": name, "level": level})
+
+    return KeptTable(folder, **kw)
+
+
+def _load_inputs(folder):
+    import json
+
+    try:
+        with open(os.path.join(folder, TABLE_STATE), encoding="utf-8") as f:
+            got = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(got, dict):
+        return {}
+    return {k: v for k, v in got.items() if k in KEPT_INPUTS and v in (0, 1)}
+
+
+def _save_inputs(folder, vb):
+    import json
+
+    if vb.table is None:
+        return
+    try:
+        inputs = vb.table.handle({"op": "state"})["inputs"]
+        with open(os.path.join(folder, TABLE_STATE), "w", encoding="utf-8") as f:
+            json.dump({k: inputs[k] for k in KEPT_INPUTS if k in inputs}, f)
+    except (OSError, KeyError, TypeError):
+        pass  # the next run starts with the cover off and the clasps open
 
 
 def _cannot_play(state, folder):
@@ -630,7 +692,6 @@ def run(args):
     from host_tools.deploy import deploy
     from host_tools.rules import load_table
     from host_tools.simclient import TableClient
-    from host_tools.vboard import VirtualBoard
 
     cfg, table = load_table(args.table)
     names = list(cfg.lamp_order)
@@ -653,7 +714,8 @@ def run(args):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
-    vb = VirtualBoard(args.folder, board=args.board, heap=args.heap, table_file=args.table)
+    vb = _virtual_board(args.folder, _load_inputs(args.folder), board=args.board,
+                        heap=args.heap, table_file=args.table)
     board = None
     dealer = None
     try:
@@ -710,5 +772,6 @@ def run(args):
     finally:
         if board is not None:
             board.close()
+        _save_inputs(args.folder, vb)
         vb.stop()
         signal.signal(signal.SIGTERM, old)
