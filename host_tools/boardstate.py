@@ -48,6 +48,9 @@ RECOVERY = "recovery"
 OUT_OF_SERVICE = "out of service"
 FAULT = "fault"
 RESTARTING = "restarting"
+# Not a line of the firmware: MicroPython's REPL banner after the reset, with
+# no start-up line before it: nothing runs (no main.py, or one that ended).
+REPL = "repl"
 # After these the board resets by itself: another boot follows.
 TRANSIENT = (FAULT, RESTARTING)
 
@@ -58,7 +61,8 @@ BOOT_TIMEOUT_S = 30.0
 _RUNNING = re.compile(r"^(?P<table>.*), round (?P<round>\d+), state (?P<state>\S+)$")
 _COUNT = re.compile(r"after (\d+) failed boot")
 _STAGE = re.compile(r"^FAULT in stage (\d+): ?(.*)$")
-_REF = re.compile(r"approval (\S+)")
+# "MicroPython v1.28.0 on 2025-04-15; ESP32 module with ESP32": the REPL's banner.
+_BANNER = re.compile(r"^MicroPython \S+ on \S+; ")
 
 
 def state_name(st: int | None) -> str:
@@ -122,6 +126,9 @@ class BoardState:
         if k == RECOVERY:
             return "recovery mode (the confirm key was held at power-on): the table did " \
                    "not start"
+        if k == REPL:
+            return "the board started to its REPL with no start-up line: nothing runs (is " \
+                   "the firmware deployed?)"
         return self.text  # OUT OF SERVICE ..., as the board says it
 
     def advice(self, port: str = "PORT") -> str:
@@ -137,6 +144,8 @@ class BoardState:
                     % port)
         if k == RECOVERY:
             return "release the confirm key, then reset the board"
+        if k == REPL:
+            return "sicbo deploy --port %s --board FILE --table FILE" % port
         if k == OUT_OF_SERVICE:
             return ("sicbo diag --port %s status says what failed; once mended, at the REPL "
                     "(mpremote connect %s): import diag; diag.clear_fault(); machine.reset()"
@@ -297,15 +306,20 @@ class Console:
 
 def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
                 on_line: Callable[[str], None] | None = None,
-                on_state: Callable[[BoardState], None] | None = None) -> list[BoardState]:
+                on_state: Callable[[BoardState], None] | None = None,
+                typed: str | None = None) -> list[BoardState]:
     """The start-up lines the board prints from now on, until one that says
     it has settled (running, refused, ...), or until `timeout` s pass
     without one (counted again after each reset of its own: a FAULT, a
     configuration kept). Returns every state line read, in order; [] or a
     last one that is not settled when the deadline passed. on_line gets every
-    line, on_state every state as it comes."""
+    line, on_state every state as it comes. `typed`: what was typed at the
+    REPL; once its echo has passed, MicroPython's banner before any
+    start-up line means the board came up to its REPL with nothing running
+    (a state of kind REPL)."""
     states: list[BoardState] = []
     deadline = time.monotonic() + timeout
+    armed = typed is None
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -315,7 +329,12 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
             continue
         if on_line is not None:
             on_line(line)
+        if not armed:
+            armed = typed in line  # its echo: what follows is the board's answer
+            continue
         s = parse(line)
+        if s is None and _BANNER.match(line):
+            s = BoardState(REPL, line, line)
         if s is None:
             continue
         states.append(s)
@@ -347,8 +366,9 @@ def type_and_read(port: str, who: str, code: bytes, lock: PortLock | None = None
         con.drop_input()
         con.write(INTERRUPT)
         con.write(code)
+        typed = code.decode("utf-8", "replace").strip()
         try:
-            return read_states(con, timeout, on_line, on_state)
+            return read_states(con, timeout, on_line, on_state, typed=typed)
         except serial.SerialException as e:
             raise OSError(str(e)) from None
 

@@ -1,4 +1,4 @@
-"""One serial port, one user.
+"""One serial port, one user (and one virtual board per run folder).
 
 A board's serial port carries one conversation: two programs reading it steal
 each other's bytes (mpremote then fails with "could not enter raw repl"). So
@@ -16,6 +16,9 @@ every `sicbo` command that talks to a port holds it for as long as it does:
   ``exclusive``, a flock on the device), as mpremote does: an mpremote started
   by hand then fails to open the port ("failed to access") instead of
   sharing it.
+
+The demo takes the same kind of lock on its run folder: two virtual boards
+on one filesystem would write one journal at once.
 """
 
 from __future__ import annotations
@@ -64,10 +67,12 @@ class PortLock:
     acquire() raises PortBusy naming the holder when another process (or
     another PortLock of this one) holds the port."""
 
-    def __init__(self, port: str, who: str, folder: str | None = None):
+    def __init__(self, port: str, who: str, folder: str | None = None,
+                 rule: str = "one program at a time on a serial port"):
         self.port = port
         self.who = who
         self.folder = folder
+        self.rule = rule  # said when refused
         self.path = lock_path(port, folder)
         self.fd: int | None = None
 
@@ -95,9 +100,9 @@ class PortLock:
                     break
                 time.sleep(0.01)
             os.close(fd)
-            raise PortBusy("%s is in use by %s%s: stop it first (one program at a time "
-                           "on a serial port)" % (self.port, who or "another program",
-                                                  " (pid %d)" % pid if pid else "")) from None
+            raise PortBusy("%s is in use by %s%s: stop it first (%s)"
+                           % (self.port, who or "another program",
+                              " (pid %d)" % pid if pid else "", self.rule)) from None
         if writable:
             try:
                 os.ftruncate(fd, 0)

@@ -674,7 +674,7 @@ def _cannot_play(state, folder):
     if state is None:
         return ("the board printed no start-up line within %d s after its reset; %s; %s"
                 % (bs.BOOT_TIMEOUT_S, look, fresh))
-    why = state.describe()
+    why = state.describe().rstrip(".")
     if state.kind == bs.REFUSED:
         return "%s; fix the --board or --table file, or: %s" % (why, fresh)
     if state.kind == bs.APPROVAL:
@@ -688,16 +688,10 @@ def _cannot_play(state, folder):
 
 
 def run(args):
-    from host_tools import boardstate
-    from host_tools.deploy import deploy
+    from host_tools.portlock import PortLock
     from host_tools.rules import load_table
-    from host_tools.simclient import TableClient
 
     cfg, table = load_table(args.table)
-    names = list(cfg.lamp_order)
-    codes = [n for n in names if n]
-    colour = sys.stdout.isatty()
-
     printing = threading.Lock()
 
     def out(text):
@@ -706,6 +700,41 @@ def run(args):
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
 
+    # One board per run folder: two would write one journal at once.
+    with PortLock(args.folder, "sicbo demo", rule="one virtual board per run folder"):
+        return _run(args, cfg, table, out)
+
+
+def _live_board(folder):
+    """True when a virtual board (sicbo vboard) answers on the folder's
+    control socket."""
+    import socket
+
+    path = os.path.join(folder, "control.sock")
+    if not os.path.exists(path):
+        return False
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(2)
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _run(args, cfg, table, out):
+    from host_tools import boardstate
+    from host_tools.deploy import deploy
+    from host_tools.simclient import TableClient
+
+    names = list(cfg.lamp_order)
+    codes = [n for n in names if n]
+    colour = sys.stdout.isatty()
+    if _live_board(args.folder):
+        raise UsageError("a virtual board already runs on %s (its control socket answers): "
+                         "stop it first (one virtual board per run folder)" % args.folder)
     if args.fresh and os.path.isdir(args.folder):
         shutil.rmtree(args.folder)
     os.makedirs(args.folder, exist_ok=True)

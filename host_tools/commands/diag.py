@@ -131,7 +131,10 @@ def _diag(args, mp, code, svg, table_arg):
             text = _without_traceback(text)
         if text.strip():
             print(text.rstrip())
-        if failed:
+        if failed and "no module named 'diag'" in failed:
+            print("the board has no diag module (%s): is the firmware deployed? sicbo deploy "
+                  "--port %s --board FILE --table FILE" % (failed, args.port))
+        elif failed:
             print("the board's diag.%s() failed: %s" % (args.what, failed))
         if (args.pull_journal or svg) and names is None:
             raise UsageError("the board did not list its journal")

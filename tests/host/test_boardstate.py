@@ -134,3 +134,39 @@ def test_the_clock_is_utc():
     assert bs.reset_code((2026, 3, 4, 2, 5, 6, 7, 890)) == (
         b"import machine; machine.RTC().datetime((2026, 3, 4, 2, 5, 6, 7, 890)); "
         b"machine.reset()\r")
+
+
+class FakeConsole:
+    def __init__(self, lines):
+        self.lines = list(lines)
+
+    def readline(self, timeout):
+        return self.lines.pop(0) if self.lines else None
+
+
+def test_the_boot_after_a_reset_is_read_to_its_settled_line():
+    typed = "import machine; machine.reset()"
+    con = FakeConsole(["MicroPython v1.28.0 on 2025-04-15; ESP32 module with ESP32",  # Ctrl-B
+                       ">>> " + typed, "ets Jun  8 2016 00:22:57", "sicbo: board warning: GPIO0",
+                       "sicbo: FAULT in stage 3: MemoryError", "rst:0xc (SW_CPU_RESET)",
+                       "sicbo: T, round 2, state %d" % E.ST_PAYING, "J a5"])
+    seen = []
+    states = bs.read_states(con, 5, on_line=seen.append, typed=typed)
+    assert [(s.kind, s.round) for s in states] == [(bs.FAULT, None), (bs.RUNNING, 2)]
+    assert seen[-1] == "sicbo: T, round 2, state %d" % E.ST_PAYING  # read no further
+
+
+def test_a_board_that_comes_up_to_its_repl_runs_nothing():
+    typed = "import machine; machine.reset()"
+    con = FakeConsole([">>> " + typed, "MicroPython noise",
+                       "MicroPython v1.28.0 on 2025-04-15; ESP32 module with ESP32",
+                       'Type "help()" for more information.', ">>> "])
+    states = bs.read_states(con, 5, typed=typed)
+    assert [s.kind for s in states] == [bs.REPL]
+    assert "nothing runs" in states[0].describe()
+
+
+def test_nothing_known_within_the_deadline_is_nothing():
+    t0 = __import__("time").monotonic()
+    assert bs.read_states(FakeConsole(["noise"]), 0.3) == []
+    assert __import__("time").monotonic() - t0 >= 0.3

@@ -138,6 +138,15 @@ def test_the_demo_plays_on_after_a_stop_at_any_moment(tmp_path):
             # a whole round of this run first: a result journaled, then its end
             i = demo.wait(RESULT.pattern)
             i = demo.wait(r"^round %s paid" % RESULT.match(demo.lines[i]).group(1), i)
+            if first:
+                # a second demo on the same folder would be a second board on
+                # its filesystem, writing its journal: refused
+                r = subprocess.run(SICBO + ["demo", "--folder", folder, "--fresh"], cwd=REPO,
+                                   capture_output=True, text=True, timeout=60)
+                assert r.returncode == 2 and r.stdout == "", r
+                assert r.stderr.strip() == (
+                    "sicbo demo: %s is in use by sicbo demo (pid %d): stop it first (one "
+                    "virtual board per run folder)" % (folder, demo.proc.pid)), r.stderr
             demo.wait(pattern, i + 1)
         finally:
             code = demo.stop()
@@ -173,3 +182,34 @@ def test_the_demo_plays_on_after_a_stop_at_any_moment(tmp_path):
     rd, _recs = read_journal(folder)
     assert rd.replay.state == E.ST_IDLE
     assert all(r.status in ("paid", "void") for r in rd.recall.rounds)
+
+
+def test_a_board_out_of_service_is_said_with_what_to_type(tmp_path):
+    # Three failed boots in a row counted on the board: it stays out of
+    # service, which the demo cannot mend; it says so, and what to type.
+    folder = tmp_path / "demo"
+    (folder / "fs").mkdir(parents=True)
+    (folder / "fs" / "fault.txt").write_text("3\nstage 3: MemoryError: a test\n")
+    r = subprocess.run(SICBO + ["demo", "--folder", str(folder), "--pace", "0.05"], cwd=REPO,
+                       capture_output=True, text=True, timeout=ROUND_DEADLINE)
+    assert r.returncode == 2, r.stdout[-3000:] + r.stderr
+    err = r.stderr.strip()
+    assert err.count("\n") == 0 and "Traceback" not in r.stdout + r.stderr
+    assert err.startswith("sicbo demo: the board cannot play: OUT OF SERVICE after 3 failed "
+                          "boots (last: stage 3: MemoryError: a test)"), err
+    assert "sicbo diag --port %s status" % (folder / "tty") in err
+    assert "sicbo demo --fresh" in err
+    assert "=== round" not in r.stdout  # no dealer on a board that cannot play
+
+
+def test_a_folder_a_virtual_board_runs_on_is_refused(tmp_path):
+    from host_tools.vboard import VirtualBoard
+
+    folder = str(tmp_path / "vb")
+    with VirtualBoard(folder, heap="110k"):
+        r = subprocess.run(SICBO + ["demo", "--folder", folder], cwd=REPO, capture_output=True,
+                           text=True, timeout=60)
+    assert r.returncode == 2, r
+    assert r.stderr.strip() == (
+        "sicbo demo: a virtual board already runs on %s (its control socket answers): stop it "
+        "first (one virtual board per run folder)" % folder), r.stderr

@@ -288,7 +288,16 @@ def test_what_the_board_prints_after_the_reset_is_reported(vb, device):
                             "allocation failed; the board resets")
         assert lines[1].startswith("board reset: OUT OF SERVICE after 3 failed boots")
         assert lines[2].startswith("  do: sicbo diag --port P status")
+        # an entry that ends without a word: the board's REPL comes up
         _with_main(device, "print('nothing to say')\n")
+        r = run_deploy(vb, device)
+        assert [st.kind for st in r.states] == ["repl"]
+        assert r.board_lines("P") == [
+            "board reset: the board started to its REPL with no start-up line: nothing runs "
+            "(is the firmware deployed?)",
+            "  do: sicbo deploy --port P --board FILE --table FILE"]
+        # one that runs on without a word: nothing is known, and that is said
+        _with_main(device, "import time\nprint('busy')\nwhile True:\n    time.sleep(0.05)\n")
         t0 = time.monotonic()
         r = run_deploy(vb, device, watch=1.0)
         assert time.monotonic() - t0 >= 1.0
