@@ -13,8 +13,10 @@ its start-up with exactly one of these:
     sicbo: recovery mode (confirm key held at power-on): app not started
     sicbo: OUT OF SERVICE after N failed boots (last: ...). Outputs are off.
 
-or with one that the board follows with a reset of its own (another boot,
-another line, follows):
+(and, from MicroPython rather than the firmware: a traceback, the app stopped
+by an exception nothing contained; the REPL's banner, nothing runs) or with
+one that the board follows with a reset of its own (another boot, another
+line, follows):
 
     sicbo: FAULT in stage N: <exception>
     sicbo: configuration checked and kept in PATH: restarting
@@ -51,6 +53,9 @@ RESTARTING = "restarting"
 # Not a line of the firmware: MicroPython's REPL banner after the reset, with
 # no start-up line before it: nothing runs (no main.py, or one that ended).
 REPL = "repl"
+# Not a line of the firmware either: a traceback, the app stopped by an
+# exception its containment did not catch (main.py's own import, ...).
+CRASHED = "crashed"
 # After these the board resets by itself: another boot follows.
 TRANSIENT = (FAULT, RESTARTING)
 
@@ -129,6 +134,8 @@ class BoardState:
         if k == REPL:
             return "the board started to its REPL with no start-up line: nothing runs (is " \
                    "the firmware deployed?)"
+        if k == CRASHED:
+            return "the app stopped on an exception, at the REPL now: " + self.text
         return self.text  # OUT OF SERVICE ..., as the board says it
 
     def advice(self, port: str = "PORT") -> str:
@@ -144,7 +151,7 @@ class BoardState:
                     % port)
         if k == RECOVERY:
             return "release the confirm key, then reset the board"
-        if k == REPL:
+        if k in (REPL, CRASHED):
             return "sicbo deploy --port %s --board FILE --table FILE" % port
         if k == OUT_OF_SERVICE:
             return ("sicbo diag --port %s status says what failed; once mended, at the REPL "
@@ -320,6 +327,7 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
     states: list[BoardState] = []
     deadline = time.monotonic() + timeout
     armed = typed is None
+    in_traceback = False
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -333,6 +341,14 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
             armed = typed in line  # its echo: what follows is the board's answer
             continue
         s = parse(line)
+        if s is None and line.startswith("Traceback (most recent call last)"):
+            in_traceback = True
+            continue
+        if s is None and in_traceback:
+            if line.startswith(" "):
+                continue  # a frame
+            in_traceback = False
+            s = BoardState(CRASHED, line, line.strip())  # the exception
         if s is None and _BANNER.match(line):
             s = BoardState(REPL, line, line)
         if s is None:

@@ -170,3 +170,15 @@ def test_nothing_known_within_the_deadline_is_nothing():
     t0 = __import__("time").monotonic()
     assert bs.read_states(FakeConsole(["noise"]), 0.3) == []
     assert __import__("time").monotonic() - t0 >= 0.3
+
+
+def test_an_exception_nothing_contained_is_said():
+    typed = "sd_start(sd_ok, (2026, 1, 1, 3, 0, 0, 0, 0))"
+    con = FakeConsole([">>> " + typed, "Traceback (most recent call last):",
+                       '  File "<stdin>", line 1, in <module>', '  File "main.py", line 6',
+                       "ImportError: no module named 'shell'", ">>> "])
+    states = bs.read_states(con, 5, typed=typed)
+    assert [(s.kind, s.text) for s in states] == [(bs.CRASHED, "ImportError: no module named "
+                                                                "'shell'")]
+    assert states[0].describe() == ("the app stopped on an exception, at the REPL now: "
+                                    "ImportError: no module named 'shell'")
