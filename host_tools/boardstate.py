@@ -338,7 +338,7 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
         if on_line is not None:
             on_line(line)
         if not armed:
-            armed = typed in line  # its echo: what follows is the board's answer
+            armed = typed is not None and typed in line  # its echo: the answer follows
             continue
         s = parse(line)
         if s is None and line.startswith("Traceback (most recent call last)"):
