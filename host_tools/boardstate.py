@@ -311,6 +311,44 @@ class Console:
         self.close()
 
 
+class LineReader:
+    """The board's console lines, one at a time (feed): the BoardState a line
+    says, or None. Besides the firmware's lines (parse): a traceback, read to
+    its exception line, is a CRASHED state, and MicroPython's banner a REPL
+    state (nothing runs). After expect(typed), lines up to the echo of what
+    was typed are passed over (a banner before it is the REPL's answer to
+    the Ctrl-B typed with it)."""
+
+    def __init__(self, typed: str | None = None):
+        self.typed = typed
+        self._traceback = False
+
+    def expect(self, typed: str | None) -> None:
+        self.typed = typed
+        self._traceback = False
+
+    def feed(self, line: str) -> BoardState | None:
+        if self.typed is not None:
+            if self.typed in line:
+                self.typed = None  # its echo: the board's answer follows
+            return None
+        s = parse(line)
+        if s is not None:
+            self._traceback = False
+            return s
+        if line.startswith("Traceback (most recent call last)"):
+            self._traceback = True
+            return None
+        if self._traceback:
+            if line.startswith(" "):
+                return None  # a frame
+            self._traceback = False
+            return BoardState(CRASHED, line, line.strip())  # the exception
+        if _BANNER.match(line):
+            return BoardState(REPL, line, line)
+        return None
+
+
 def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
                 on_line: Callable[[str], None] | None = None,
                 on_state: Callable[[BoardState], None] | None = None,
@@ -325,9 +363,8 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
     start-up line means the board came up to its REPL with nothing running
     (a state of kind REPL)."""
     states: list[BoardState] = []
+    reader = LineReader(typed)
     deadline = time.monotonic() + timeout
-    armed = typed is None
-    in_traceback = False
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -337,20 +374,7 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
             continue
         if on_line is not None:
             on_line(line)
-        if not armed:
-            armed = typed is not None and typed in line  # its echo: the answer follows
-            continue
-        s = parse(line)
-        if s is None and line.startswith("Traceback (most recent call last)"):
-            in_traceback = True
-            continue
-        if s is None and in_traceback:
-            if line.startswith(" "):
-                continue  # a frame
-            in_traceback = False
-            s = BoardState(CRASHED, line, line.strip())  # the exception
-        if s is None and _BANNER.match(line):
-            s = BoardState(REPL, line, line)
+        s = reader.feed(line)
         if s is None:
             continue
         states.append(s)

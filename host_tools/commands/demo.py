@@ -119,13 +119,15 @@ class BoardConsole:
         self._thread = None
         self._stop = threading.Event()
         self._last_d = None
+        self._reader = None  # boardstate.LineReader
 
     # ---- the port --------------------------------------------------------------
 
     def open(self, timeout=10.0):
-        from host_tools.boardstate import Console
+        from host_tools.boardstate import Console, LineReader
 
         self._stop.clear()
+        self._reader = LineReader()
         self._con = Console(self.port, "sicbo demo").open(timeout)
         self._thread = threading.Thread(target=self._run, name="demo-console", daemon=True)
         self._thread.start()
@@ -141,6 +143,9 @@ class BoardConsole:
             self._con = None
 
     def type(self, data):
+        """Type at the board's REPL: its answer is read after the echo."""
+        with self.cond:
+            self._reader.expect(data.decode("utf-8", "replace").strip().splitlines()[-1])
         self._con.write(data)
 
     def _run(self):
@@ -165,9 +170,15 @@ class BoardConsole:
                 self._take(line)
 
     def _take(self, line):
-        from host_tools import boardstate
         from sicbo import journal
 
+        with self.cond:
+            s = self._reader.feed(line)
+            if s is not None:
+                self.states.append(s)
+                if s.running and s.state is not None:
+                    self._sync(s)
+                self.cond.notify_all()
         text = line.strip()
         if not text or text.startswith(_REPL_NOISE):
             return
@@ -192,11 +203,6 @@ class BoardConsole:
                 # gap: the console does not print every record (the meters'
                 # checkpoints are written apart), so the sequence may skip.
                 self.rs.take(data, 0, True)
-            s = boardstate.parse(line)
-            if s is not None:
-                self.states.append(s)
-                if s.running and s.state is not None:
-                    self._sync(s)
             self.cond.notify_all()
         if shown is not None:
             self.out("  board | " + shown)
@@ -340,7 +346,12 @@ class Dealer:
     def press(self, key):
         # Released before the next key, and kept up a moment: the same key
         # twice in a row needs two edges the board's debounce lets through.
-        self.c.press(key, ms=PRESS_MS, wait=True)
+        self.c.press(key, ms=PRESS_MS)
+        try:
+            self.c.wait_for(lambda t: not t.state()["inputs"][key], timeout=WAIT_S)
+        except TimeoutError:
+            raise Stuck("the simulated table did not release %s within %d s" % (key, WAIT_S)) \
+                from None
         time.sleep(RELEASE_S)
 
     def step(self, text):
@@ -727,7 +738,7 @@ def _live_board(folder):
 def _run(args, cfg, table, out):
     from host_tools import boardstate
     from host_tools.deploy import deploy
-    from host_tools.simclient import TableClient
+    from host_tools.simclient import TableClient, TableError
 
     names = list(cfg.lamp_order)
     codes = [n for n in names if n]
@@ -748,11 +759,16 @@ def _run(args, cfg, table, out):
     board = None
     dealer = None
     try:
-        vb.start(timeout=0)
+        try:
+            vb.start(timeout=0)
+        except (OSError, RuntimeError, ValueError) as e:
+            raise UsageError("cannot start the virtual board: %s" % e) from None
         out("virtual board: %s (mpremote connect %s), table control %s"
             % (vb.pty, vb.port, vb.control))
         board = BoardConsole(vb.port, out, table)
-        with TableClient(vb.control) as client:
+        # A generous timeout: on a busy machine the table's thread (in this
+        # process) can be slow to answer.
+        with TableClient(vb.control, timeout=WAIT_S) as client:
             # Its power-on: the firmware a last run left boots (heard), or
             # the REPL comes up on an empty board.
             board.open()
@@ -795,6 +811,8 @@ def _run(args, cfg, table, out):
         out("%s played%s; the journal is in %s" % (plural(dealer.played, "round"), extra,
                                                    os.path.join(vb.fs, "journal")))
         return 0
+    except TableError as e:
+        raise UsageError("the simulated table did not answer: %s" % e) from None
     except KeyboardInterrupt:
         out("\nstopped")
         return 130
