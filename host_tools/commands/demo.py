@@ -633,6 +633,30 @@ class Dealer:
         self.until(self.record(m, E.J_SUPERVISOR), "take the supervisor key off", mark)
 
 
+def _patient_client(path, timeout):
+    """A TableClient that, when a request times out (the table's thread in
+    this process starved on a busy machine), connects again and asks once
+    more: every request the demo makes may be made twice."""
+    from host_tools.simclient import TableClient, TableError
+
+    class Patient(TableClient):
+        def request(self, op, **fields):
+            try:
+                return super().request(op, **fields)
+            except TableError as e:
+                if "timed out" not in str(e):
+                    raise
+                self._sock.close()
+                self.__init__(self.path, timeout)  # a new connection: no late reply on it
+                try:
+                    return super().request(op, **fields)
+                except TableError as e2:
+                    raise TableError("%s (request %r, twice %d s)" % (e2, op, timeout)) \
+                        from None
+
+    return Patient(path, timeout)
+
+
 def _virtual_board(folder, inputs, **kw):
     """A VirtualBoard whose simulated table has `inputs` set before the board
     is powered on (its boot reads them)."""
@@ -738,7 +762,7 @@ def _live_board(folder):
 def _run(args, cfg, table, out):
     from host_tools import boardstate
     from host_tools.deploy import deploy
-    from host_tools.simclient import TableClient, TableError
+    from host_tools.simclient import TableError
 
     names = list(cfg.lamp_order)
     codes = [n for n in names if n]
@@ -768,7 +792,7 @@ def _run(args, cfg, table, out):
         board = BoardConsole(vb.port, out, table)
         # A generous timeout: on a busy machine the table's thread (in this
         # process) can be slow to answer.
-        with TableClient(vb.control, timeout=WAIT_S) as client:
+        with _patient_client(vb.control, WAIT_S) as client:
             # Its power-on: the firmware a last run left boots (heard), or
             # the REPL comes up on an empty board.
             board.open()
