@@ -259,8 +259,12 @@ class Console:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self._serial = serial.Serial(self.port, self.baudrate, timeout=0.05,
-                                             exclusive=True)
+                if "://" in self.port:  # rfc2217://, socket://: no device to lock
+                    self._serial = serial.serial_for_url(self.port, self.baudrate,
+                                                         timeout=0.05)
+                else:
+                    self._serial = serial.Serial(self.port, self.baudrate, timeout=0.05,
+                                                 exclusive=True)
                 break
             except (OSError, serial.SerialException) as e:
                 if time.monotonic() >= deadline:

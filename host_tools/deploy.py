@@ -740,9 +740,9 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
                               "no manifest; deploy again" % ", ".join(bad))
         report.copied = changed
         report.removed = stale
-        log("copied %s (%s), removed %d, verified %d: %s" % (
+        log("copied %s (%s), removed %d, every hash verified on the board (%s)" % (
             plural(len(changed), "file"), plural(report.bytes_copied, "byte"),
-            len(report.removed), len(files), report.running()))
+            len(report.removed), plural(len(files), "file")))
     hook("verified")
     if reset:
         # The board's clock from this computer's (UTC): journal records carry
