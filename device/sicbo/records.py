@@ -136,7 +136,7 @@ ALWAYS = (E.ST_IDLE, E.ST_SHAKING, E.ST_OPEN, E.ST_CLOSED, E.ST_RESULT, E.ST_PAY
 _MESSAGE = (E.R_COVER_NOT_ON, E.R_LAST)  # the codes of alarms, violations, refusals
 
 RECORD_TYPES = (
-    (J_BOOT, "boot", (("reset_cause", P_CAUSE, 1, "byte", 0, 255, "RESET_CAUSES"),),
+    (J_BOOT, "boot", (("reset", P_CAUSE, 1, "byte", 0, 255, "RESET_NAMES"),),
      ALWAYS, None, "the controller started (boot count in the header)"),
     (J_ROUND, "round", (("shaker", P_SHAKER, 1, "code", 0, 2, "SHAKER_NAMES"),),
      ALWAYS, "rounds", "a round started: the shake"),
@@ -181,8 +181,8 @@ RECORD_TYPES = (
      ALWAYS, None, "a configuration change"),
     (J_DIAG, "diag", (("test", P_TEST, 1, "byte", 0, 255, "DIAG_NAMES"),),
      ALWAYS, None, "a technician's test from diag"),
-    (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "STAGE_NAMES"),
-                        ("kind", P_KIND, 1, "byte", 0, 255, "KIND_NAMES"),
+    (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "FAULT_STAGES"),
+                        ("kind", P_KIND, 1, "byte", 0, 255, "FAULT_KINDS"),
                         ("detail", P_FAULT_DETAIL, 1, "byte", 0, 255, None),
                         ("late", P_LATE, 1, "code", 0, 1, None)),
      ALWAYS, None, "a contained fault"),

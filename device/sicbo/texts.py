@@ -86,11 +86,13 @@ DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
 DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared")
-# Where a contained fault happened (E.F_*), and its kind (E.K_*).
-STAGE_NAMES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
-KIND_NAMES = ("?", "out of memory", "OS error", "bad value", "other")
-# The board's machine.reset_cause() (the ESP32 port's constants).
-RESET_CAUSES = ("unknown", "power-on", "hard reset", "watchdog", "deep sleep", "soft reset")
+# machine.reset_cause() (J_BOOT p0): the ESP32's constants, which sim/machine.py
+# uses too (PWRON_RESET 1 .. SOFT_RESET 5); 0 when the boot was not given one.
+RESET_NAMES = ("?", "power-on", "hard reset", "watchdog reset", "deep-sleep wake",
+               "soft reset")
+# Where a contained fault happened (E.F_*) and what it was (E.K_*): J_FAULT p0, p1.
+FAULT_STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
+FAULT_KINDS = ("?", "MemoryError", "OSError", "ValueError", "other exception")
 SHAKER_NAMES = ("solenoid", "electric", "manual")
 SOURCE_NAMES = ("dealer", "supervisor")
 POLICY_NAMES = ("bets stay", "players choose")
@@ -101,13 +103,6 @@ LINK_FAULTS = ("?", "no network", "broker name not found", "socket error", "TLS 
                "broker refused the connection", "no answer in time", "broker went silent",
                "broker closed the connection", "protocol error", "subscription refused",
                "out of memory", "error")
-
-
-def name(names, code):
-    """The name of a code in a table of names, or "code N" when it has none."""
-    if 0 <= code < len(names) and names[code] != "?":
-        return names[code]
-    return "code %d" % code
 
 
 def text(code):
