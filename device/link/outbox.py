@@ -147,10 +147,9 @@ class Link(C.Client):
         self._win = [0] * (4 * window)
         self._n = 0
         self._redo = 0  # in-flight publishes still to send again (DUP)
+        # The saved cursor, checked against the journal before each connection
+        # (step): the table makes its link before it reads its journal.
         cur = read_cursor(cursor_path)
-        last = source.last_seq()
-        if cur > last:
-            cur = last  # a journal that starts again (lost): send what it holds
         self.cursor = cur  # delivered: the floor stored every record up to it
         self.top = cur  # the highest sequence number sent
         self._saved = cur
@@ -225,6 +224,11 @@ class Link(C.Client):
         """One pass of the link; returns the ms until the next."""
         st = self.state
         if st == C.DOWN:
+            last = self.source.last_seq()
+            if self.cursor > last:
+                # A journal behind the saved cursor (lost, started again):
+                # send what it holds.
+                self.cursor = self.top = self._next = last
             left = time.ticks_diff(self._retry_t, now)
             if left > 0:
                 return left if left < 200 else 200

@@ -43,7 +43,8 @@ class Rig(Link):
         self.ups = 0
         self.downs = []
         kw.setdefault("ticks_ms", lambda: 0)
-        Link.__init__(self, source, "S1", "T01", "127.0.0.1", 1, _dir(name) + "/cursor",
+        path = kw.pop("cursor_path", None) or _dir(name) + "/cursor"
+        Link.__init__(self, source, "S1", "T01", "127.0.0.1", 1, path,
                       up=self._up, down=self._down, **kw)
 
     def _up(self):
@@ -238,8 +239,28 @@ def test_cursor_saved_atomically_and_read_back():
     assert read_cursor(link.cursor_path) == 14
     d = _dir("saved2")
     write_cursor(d + "/cursor", 999)
-    # a journal behind the file (lost, started again): from its end
-    assert Link(_source(50), "S1", "T01", "127.0.0.1", 1, d + "/cursor").cursor == 50
+    # a journal behind the file (lost, started again): from its end, once
+    # the link looks, before it connects
+    link = Rig(_source(50), "saved2", cursor_path=d + "/cursor")
+    assert link.cursor == 999
+    link.step(0)
+    assert link.cursor == link.top == 50
+
+
+def test_the_saved_cursor_holds_when_the_journal_is_read_after_the_link_is_made():
+    # The table makes its link before it replays its journal: the journal
+    # then says 0 records; the cursor saved stays and is checked when the
+    # link first connects.
+    d = _dir("before_replay")
+    write_cursor(d + "/cursor", 30)
+    src = _source(0)
+    link = Rig(src, "before_replay", cursor_path=d + "/cursor")
+    assert link.cursor == 30
+    for seq in range(1, 51):
+        src.append(linkkit.record(seq))
+    link.connack(0)
+    assert link.cursor == 30 and link.is_up
+    assert link.journal()[0][4][0] == 31  # from the saved cursor on, not from 1
 
 
 def test_an_outage_is_told_once_and_retried_with_a_capped_backoff():
