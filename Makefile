@@ -28,8 +28,11 @@ $(STAMP): requirements.lock requirements-stubs.lock pyproject.toml
 	    --target typings -r requirements-stubs.lock
 	@touch $@
 
+# With mosquitto installed the demo also starts a broker and the floor service
+# beside the table and shows each round the floor stores; without it, it says
+# so in one line and plays.
 run: setup
-	$(BIN)/sicbo demo
+	$(BIN)/sicbo demo --floor
 
 lint: setup
 	$(BIN)/ruff check .

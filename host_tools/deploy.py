@@ -337,6 +337,162 @@ def check_config(board_path, table_path):
     return board_text, table_text, board, table
 
 
+# -- the table's secrets -----------------------------------------------------
+# The floor link's secrets go to /secrets/ beside board.json, where
+# device/startup.py (stage_link) reads them: the MQTT password (a plain
+# listener) or the table's client certificate and key and the site CA (DER:
+# the unix port's mbedtls has no PEM parser), and the Wi-Fi key. They are
+# written by their own exec, never listed in the manifest, never hashed or
+# printed: deploy says only which files it wrote.
+
+SECRETS_DIR = "secrets"  # on the board: /secrets/ (beside /board.json)
+TLS_SECRETS = ("ca.der", "cert.der", "key.der")
+PASSWORD_SECRET = "password"
+WIFI_SECRET = "wifi"
+SECRET_NAMES = (PASSWORD_SECRET,) + TLS_SECRETS + (WIFI_SECRET,)
+SECRET_MAX = 4096  # bytes per file (a DER certificate is under 1 KiB)
+PASSWORD_MAX = 256  # it goes in the link's CONNECT, made once in its send buffer
+WIFI_KEY_MAX = 64  # WPA2: a passphrase of 8..63 characters or 64 hex digits (none: open)
+
+
+def needed_secrets(floor):
+    """The secret files a board file's floor section needs, in order."""
+    names = list(TLS_SECRETS) if floor["tls"] else [PASSWORD_SECRET]
+    if floor.get("wifi") is not None:
+        names.append(WIFI_SECRET)
+    return names
+
+
+def check_secrets(folder, board, board_path="the board file"):
+    """{name: bytes} of a secrets folder that matches the board file's floor
+    section, or DeployError saying what does not (nothing of the files'
+    content is ever in the message)."""
+    floor = getattr(board, "floor", None)
+    if floor is None:
+        raise DeployError("--secrets %s: %s has no floor section: nothing on the board would "
+                          "read them" % (folder, board_path))
+    try:
+        listed = sorted(os.listdir(folder))
+    except OSError as e:
+        raise DeployError("--secrets %s: %s" % (folder, e.strerror or e)) from None
+    want = needed_secrets(floor)
+    how = ("TLS (tls true): the table's certificate and key and the site CA, as DER"
+           if floor["tls"] else "a password listener (tls false): the table's MQTT password")
+    for name in listed:
+        path = os.path.join(folder, name)
+        if name not in SECRET_NAMES or not os.path.isfile(path):
+            raise DeployError("--secrets %s: %s is not a secret the table reads (a secrets "
+                              "folder holds %s)" % (folder, name, ", ".join(SECRET_NAMES)))
+        if name not in want:
+            why = ("the board file's floor section names no Wi-Fi network" if name == WIFI_SECRET
+                   else "the board file's floor link uses " + how)
+            raise DeployError("--secrets %s: %s does not belong: %s" % (folder, name, why))
+    missing = [n for n in want if n not in listed]
+    if missing:
+        raise DeployError("--secrets %s: %s missing: the board file's floor link uses %s%s"
+                          % (folder, " and ".join(missing), how,
+                             " and names the Wi-Fi network %r (its key: wifi)" % floor["wifi"]
+                             if floor.get("wifi") is not None else ""))
+    out = {}
+    for name in want:
+        path = os.path.join(folder, name)
+        try:
+            with open(path, "rb") as f:
+                data = f.read(SECRET_MAX + 1)
+        except OSError as e:
+            raise DeployError("--secrets %s: cannot read %s: %s" % (folder, name,
+                                                                    e.strerror or e)) from None
+        if len(data) > SECRET_MAX:
+            raise DeployError("--secrets %s: %s is over %d bytes: not a secret of the table"
+                              % (folder, name, SECRET_MAX))
+        out[name] = data
+    if floor["tls"]:
+        _check_tls_secrets(folder, out, floor["table"])
+    else:
+        _check_line(folder, PASSWORD_SECRET, out[PASSWORD_SECRET], 1, PASSWORD_MAX)
+    if WIFI_SECRET in out:
+        _check_line(folder, WIFI_SECRET, out[WIFI_SECRET], 0, WIFI_KEY_MAX)
+    return out
+
+
+def _check_line(folder, name, data, least, most):
+    # The board strips the line (startup.stage_link): one line of text.
+    text = data.strip()
+    if b"\n" in text or b"\r" in text or not least <= len(text) <= most:
+        raise DeployError("--secrets %s: %s must be one line of %d to %d characters"
+                          % (folder, name, least, most))
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError:
+        raise DeployError("--secrets %s: %s is not text (UTF-8)" % (folder, name)) from None
+
+
+def _check_tls_secrets(folder, files, table):
+    """The site CA, the table's certificate (its CN the table id, signed by
+    that CA) and its private key (the certificate's), all DER."""
+    from cryptography import x509
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+    from cryptography.x509.oid import NameOID
+
+    def refuse(name, why):
+        raise DeployError("--secrets %s: %s %s" % (folder, name, why))
+
+    for name in TLS_SECRETS:
+        if files[name].lstrip().startswith(b"-----BEGIN"):
+            refuse(name, "is PEM; the board reads DER (its mbedtls has no PEM parser): "
+                         "take the .der file sicbo floor certs wrote")
+    certs = {}
+    for name in ("ca.der", "cert.der"):
+        try:
+            certs[name] = x509.load_der_x509_certificate(files[name])
+        except ValueError:
+            refuse(name, "is not a DER certificate")
+    try:
+        key = serialization.load_der_private_key(files["key.der"], password=None)
+    except (ValueError, TypeError):
+        refuse("key.der", "is not a DER private key without a passphrase")
+    ca, cert = certs["ca.der"], certs["cert.der"]
+    cns = [a.value for a in cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
+    if cns != [table]:
+        refuse("cert.der", "is the certificate of %s, not of table %s (the board file's "
+                           "floor.table; the broker knows a table by its certificate's CN)"
+               % (", ".join(str(c) for c in cns) or "no common name", table))
+    try:
+        pub = ca.public_key()
+        if cert.issuer != ca.subject:
+            raise InvalidSignature
+        if isinstance(pub, ec.EllipticCurvePublicKey):
+            pub.verify(cert.signature, cert.tbs_certificate_bytes,
+                       ec.ECDSA(cert.signature_hash_algorithm))
+        elif isinstance(pub, rsa.RSAPublicKey):
+            pub.verify(cert.signature, cert.tbs_certificate_bytes, padding.PKCS1v15(),
+                       cert.signature_hash_algorithm)
+        else:
+            raise InvalidSignature
+    except InvalidSignature:
+        refuse("cert.der", "is not signed by ca.der (the site CA)")
+    raw = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    if key.public_key().public_bytes(*raw) != cert.public_key().public_bytes(*raw):
+        refuse("key.der", "is not the key of cert.der")
+
+
+def secrets_code(files):
+    """The exec that writes the secrets into /secrets/ (and removes any other
+    file there), then compares each with what was sent: prints only the
+    names that did not match (SICBO-SECRETS)."""
+    import base64
+
+    enc = {name: base64.b64encode(data).decode() for name, data in sorted(files.items())}
+    return agent_code("sd_secrets") + "sd_secrets(%r, %r)\n" % ("/" + SECRETS_DIR, enc)
+
+
+def secret_names_code():
+    """The exec that lists the names (only) of the files in /secrets/."""
+    return agent_code("sd_secret_names") + "sd_secret_names(%r)\n" % ("/" + SECRETS_DIR)
+
+
 # -- talking to the board ----------------------------------------------------
 
 class MpRemote:
@@ -507,7 +663,7 @@ def start_code(clock=None):
     return "sd_start(sd_ok, %r)" % (tuple(clock or clock_tuple()),)
 
 
-def probe(mp, paths, want=None, start=False):
+def probe(mp, paths, want=None, start=False, extra=()):
     """What the board is and runs, in one mpremote run: info dict with "name",
     "version", "mpy", "platform", "frozen" (the firmware's CODE_SHA256 if it is
     a frozen image, else None), "manifest_name" (manifest.json, manifest.prev or
@@ -521,9 +677,13 @@ def probe(mp, paths, want=None, start=False):
     With `start`, a current board gets its clock set (UTC) and its app
     started again in the same connection (the probe's Ctrl-C stopped it),
     without a reset; nobody hears its start-up then (deploy() starts it
-    itself, by typing start_code() at the REPL, and reads it)."""
+    itself, by typing start_code() at the REPL, and reads it). `extra`:
+    more execs, run after the probe (before that start), whose output
+    `info["out"]` keeps (the secrets' writer)."""
     want = want or {"code": "", "compiler": "", "files": {}}
     chain = ["exec", probe_code(paths, want)]
+    for code in extra:
+        chain += ["+", "exec", code]
     if start:
         chain += ["+", "exec", "--no-follow", start_code()]
     out = mp.run(*chain)
@@ -539,6 +699,7 @@ def probe(mp, paths, want=None, start=False):
             hashes[path] = h
     info["hashes"] = hashes
     info["manifest"] = info.get("manifest") or {}
+    info["out"] = out
     return info
 
 
@@ -605,7 +766,7 @@ def _text_sha(text):
 
 
 def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None,
-           mpremote=None, hook=None, settle=RESET_SETTLE, watch=None):
+           mpremote=None, hook=None, settle=RESET_SETTLE, watch=None, secrets=None):
     """Deploys device/ plus the board and table files to the board at `port`.
     Returns a Report; raises DeployError (a UsageError) when refused, and
     PortBusy when another program holds the port (host_tools/portlock.py).
@@ -621,7 +782,12 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     After the reset (or the app's start), the board's start-up lines are read
     for up to `watch` seconds (boardstate.BOOT_TIMEOUT_S by default) into
     report.states and logged; watch=0 reads nothing, and then waits `settle`
-    seconds after a reset: bytes sent to a board while it reboots are lost."""
+    seconds after a reset: bytes sent to a board while it reboots are lost.
+    `secrets`: a folder of the floor link's secrets (check_secrets), written
+    to /secrets/ on the board in the probe's run, before anything else
+    (a board up to date included), never in the manifest; without it, a
+    board file with a floor section gets the names of the secrets the board
+    lacks said (in one line), and the board's own are left as they are."""
     from host_tools.boardstate import BOOT_TIMEOUT_S
     from host_tools.portlock import PortLock
 
@@ -629,15 +795,36 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         watch = BOOT_TIMEOUT_S
     report = Report()
     board_text, table_text, board, table = check_config(board_path, table_path)
+    secret_files = check_secrets(secrets, board, board_path) if secrets is not None else None
     log = log or (lambda text: None)
     mp = mpremote or MpRemote(port)
     mp.check_port()
     with PortLock(port, "sicbo deploy") as lock:
         return _deploy(report, port, (board_text, table_text, board, table), device_dir,
-                       reset, log, mp, hook, settle, watch, lock)
+                       reset, log, mp, hook, settle, watch, lock, secret_files)
 
 
-def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, watch, lock):
+def _secrets_said(info, board, files, log):
+    """What the probe's run did with the secrets, said without their content:
+    DeployError if the board did not keep what was sent."""
+    floor = getattr(board, "floor", None)
+    if files is not None:
+        bad = _marked(info["out"], "SICBO-SECRETS")
+        if bad:
+            raise DeployError("the secrets written to /%s/ do not read back on the board (%s): "
+                              "deploy again" % (SECRETS_DIR, ", ".join(bad)))
+        log("secrets: %s written to /%s/ (not in the manifest)"
+            % (", ".join(sorted(files)), SECRETS_DIR))
+    elif floor is not None:
+        have = _marked(info["out"], "SICBO-SECRET-NAMES")
+        lack = [n for n in needed_secrets(floor) if n not in have]
+        if lack:
+            log("secrets: the board has no %s: its floor link will not start; deploy with "
+                "--secrets DIR" % ", ".join("/%s/%s" % (SECRETS_DIR, n) for n in lack))
+
+
+def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, watch, lock,
+            secret_files=None):
     from sicbo import FIRMWARE_VERSION
 
     t0 = time.monotonic()
@@ -655,8 +842,13 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
     config[CACHE_FILE] = _text_sha(cache_text)
     compiler = mpy_cross_version_line()
     paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE, CACHE_FILE]
+    extra = []
+    if secret_files is not None:
+        extra.append(secrets_code(secret_files))
+    elif getattr(board, "floor", None) is not None:
+        extra.append(secret_names_code())
     info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config},
-                 start=reset and not watch)
+                 start=reset and not watch, extra=extra)
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
     report.mpy = "%d.%d" % (ver, sub)
     frozen = info.get("frozen")
@@ -669,6 +861,7 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
     if frozen and frozen != code:
         log("the frozen firmware's code is not this tree's (%s): the board runs its frozen "
             "code; flash an image built from this tree to change it" % code)
+    _secrets_said(info, board, secret_files, log)
     if info.get("current"):
         report.current = True
         report.reset = reset

@@ -216,3 +216,44 @@ def sd_commit(text):
         except OSError:
             pass
     print("SICBO-VERIFY", repr(bad))
+
+
+def sd_secrets(folder, files):
+    """Writes the floor link's secrets (files: {name: base64}) into folder,
+    each through a temporary file renamed over the old one, removes every
+    other file there, then reads each back: prints the names that do not
+    match what was sent (SICBO-SECRETS), never their content."""
+    try:
+        os.mkdir(folder)
+    except OSError:
+        pass
+    for name in os.listdir(folder):
+        if name not in files:
+            os.remove(folder + "/" + name)
+    bad = []
+    for name in files:
+        data = binascii.a2b_base64(files[name])
+        path = folder + "/" + name
+        f = open(path + ".new", "wb")
+        f.write(data)
+        f.close()
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+        os.rename(path + ".new", path)
+        f = open(path, "rb")
+        if f.read() != data:
+            bad.append(name)
+        f.close()
+    print("SICBO-SECRETS", repr(bad))
+
+
+def sd_secret_names(folder):
+    """Prints the names of the files in folder (SICBO-SECRET-NAMES), never
+    their content."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    print("SICBO-SECRET-NAMES", repr(sorted(names)))

@@ -86,6 +86,21 @@ def add_arguments(p):
                         "before the bell, a dice reader that disagrees (default 0.1)")
     p.add_argument("--heap", default=None,
                    help="interpreter heap (default: the board's, host_tools/heaps.py)")
+    f = p.add_argument_group("the floor (docs/floor.md)")
+    f.add_argument("--floor", action="store_true",
+                   help="start a broker (mosquitto, TLS) and the floor service beside the "
+                        "table, deploy it with its secrets and show each round the floor "
+                        "stores (make run); without mosquitto, say so and play without")
+    f.add_argument("--broker", metavar="HOST:PORT",
+                   help="the site's broker: the virtual board's network leads there (a "
+                        "floor of several tables: the first demo's --floor prints it)")
+    f.add_argument("--site-folder", metavar="DIR",
+                   help="with --broker: the site's certificates (sicbo floor certs); the "
+                        "table's are made there if missing")
+    f.add_argument("--table-id", default="T01", metavar="ID",
+                   help="the table's id on the floor (default T01)")
+    f.add_argument("--floor-db", metavar="FILE",
+                   help="with --broker: the floor's store, whose stored rounds are shown")
 
 
 class Stuck(UsageError):
@@ -165,7 +180,9 @@ class BoardConsole:
                         con.open(0.5)
                         break
                     except (OSError, serial.SerialException, UsageError):
-                        time.sleep(0.2)
+                        # soon: nobody holding the port drops what the new
+                        # boot prints (its start-up line says its state)
+                        time.sleep(0.02)
                 continue
             if line is not None:
                 self._take(line)
@@ -315,6 +332,12 @@ class Dealer:
     board's journal records say it) and the lamps, and does the next thing a
     dealer would."""
 
+    # How long a key is held, and the finger kept up after it (the board's
+    # debounce must see the release); a board file with a shorter debounce
+    # allows less.
+    press_ms = PRESS_MS
+    release_s = RELEASE_S
+
     def __init__(self, client, board, names, pace, rng, out, incidents, codes, colour):
         self.c = client
         self.b = board
@@ -347,13 +370,13 @@ class Dealer:
     def press(self, key):
         # Released before the next key, and kept up a moment: the same key
         # twice in a row needs two edges the board's debounce lets through.
-        self.c.press(key, ms=PRESS_MS)
+        self.c.press(key, ms=self.press_ms)
         try:
             self.c.wait_for(lambda t: not t.state()["inputs"][key], timeout=WAIT_S)
         except TimeoutError:
             raise Stuck("the simulated table did not release %s within %d s" % (key, WAIT_S)) \
                 from None
-        time.sleep(RELEASE_S)
+        time.sleep(self.release_s)
 
     def step(self, text):
         self.out("dealer: " + text)
@@ -759,6 +782,72 @@ def _live_board(folder):
         s.close()
 
 
+def _floor_args(args):
+    """Refuses floor options that do not go together (one line)."""
+    if args.floor and args.broker:
+        raise UsageError("--floor starts a broker of its own: give --floor or --broker, "
+                         "not both")
+    if args.broker and not args.site_folder:
+        raise UsageError("--broker needs --site-folder DIR (the site's certificates, made "
+                         "by sicbo floor certs): the table's secrets come from it")
+    for name in ("site_folder", "floor_db"):
+        if getattr(args, name) and not args.broker:
+            raise UsageError("--%s goes with --broker" % name.replace("_", "-"))
+    from host_tools.floor import site as fsite
+
+    try:
+        fsite.check_id("--table-id", args.table_id)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _start_floor(args, out):
+    """(board file, secrets folder, the board's network (host, port), the
+    store, the LocalFloor or None) of a table on a floor, or None when
+    there is none (said in one line when --floor finds no mosquitto)."""
+    from host_tools import demofloor as df
+    from host_tools.commands.floor import host_port
+
+    if not (args.floor or args.broker):
+        return None
+    try:
+        if args.floor:
+            why = df.why_no_floor()
+            if why:
+                out("floor: not shown: %s; the table plays without it" % why)
+                return None
+            folder = os.path.join(args.folder, "floor")
+            site = df.DemoSite(os.path.join(folder, "site"))
+            local = df.LocalFloor(folder, site).start()
+            host, port = df.NOMINAL_BROKER, 8883
+            net = ("127.0.0.1", local.port)
+            db = local.db
+            out("floor: broker 127.0.0.1:%d (TLS, the tables' certificates, the site's ACL), "
+                "the floor service storing into %s (its log: %s)"
+                % (local.port, db, local.log_path))
+            out("floor: another table on this floor: sicbo demo --folder run/T02 --table-id "
+                "T02 --broker 127.0.0.1:%d --site-folder %s --floor-db %s"
+                % (local.port, site.folder, db))
+        else:
+            host, port = host_port(args.broker)
+            site = df.DemoSite(args.site_folder, make=False)
+            local = None
+            net = (host, port)
+            db = args.floor_db
+        try:
+            secrets = site.secrets(args.table_id, os.path.join(args.folder, "secrets"))
+            board = df.floor_board(args.board, df.floor_section(
+                site.site, args.table_id, host, port, True, site.broker_name),
+                os.path.join(args.folder, "board-floor.json"))
+        except BaseException:
+            if local is not None:
+                local.stop()
+            raise
+    except (df.DemoFloorError, OSError, ValueError) as e:
+        raise UsageError("the floor: %s" % e) from None
+    return board, secrets, net, db, local
+
+
 def _run(args, cfg, table, out):
     from host_tools import boardstate
     from host_tools.deploy import deploy
@@ -770,6 +859,7 @@ def _run(args, cfg, table, out):
     if _live_board(args.folder):
         raise UsageError("a virtual board already runs on %s (its control socket answers): "
                          "stop it first (one virtual board per run folder)" % args.folder)
+    _floor_args(args)
     if args.fresh and os.path.isdir(args.folder):
         shutil.rmtree(args.folder)
     os.makedirs(args.folder, exist_ok=True)
@@ -778,8 +868,16 @@ def _run(args, cfg, table, out):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
-    vb = _virtual_board(args.folder, _load_inputs(args.folder), board=args.board,
-                        heap=args.heap, table_file=args.table)
+    floor = _start_floor(args, out)
+    board_file, secrets, net, db, local = floor or (args.board, None, None, None, None)
+    watcher = None
+    try:
+        vb = _virtual_board(args.folder, _load_inputs(args.folder), board=board_file,
+                            heap=args.heap, table_file=args.table, broker=net)
+    except BaseException:
+        if local is not None:
+            local.stop()
+        raise
     board = None
     dealer = None
     try:
@@ -802,8 +900,8 @@ def _run(args, cfg, table, out):
                     and not vb.wait_ready(0.05):
                 pass
             board.close()
-            report = deploy(vb.port, args.board, args.table, reset=False,
-                            log=lambda t: out("deploy: " + t))
+            report = deploy(vb.port, board_file, args.table, reset=False,
+                            log=lambda t: out("deploy: " + t), secrets=secrets)
             out("deploy: " + report.summary())
             # The reset, with the clock set, typed on the console it holds:
             # the boot is heard from its first line.
@@ -816,6 +914,10 @@ def _run(args, cfg, table, out):
             if first is None or not first.running:
                 raise UsageError(_cannot_play(first or board.last_state(mark), args.folder))
             out("board: " + first.describe())
+            if db:
+                from host_tools.demofloor import StoreWatcher
+
+                watcher = StoreWatcher(db, args.table_id, out).start()
             # Its lamps as it resumed (an alarm from before the stop shows
             # there): the lamp adapter's all-off frame, then the table's.
             try:
@@ -834,6 +936,14 @@ def _run(args, cfg, table, out):
                 ", ".join(str(r) for r in dealer.finished))
         out("%s played%s; the journal is in %s" % (plural(dealer.played, "round"), extra,
                                                    os.path.join(vb.fs, "journal")))
+        if watcher is not None:
+            # the last round's records reach the floor a moment after the table
+            # says paid: shown once stored (a short wait, for people)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and not _all_shown(watcher, dealer):
+                time.sleep(0.1)
+            out("the floor's store: %s (sicbo floor records --db %s --table %s)"
+                % (db, db, args.table_id))
         return 0
     except TableError as e:
         raise UsageError("the simulated table did not answer: %s" % e) from None
@@ -841,8 +951,20 @@ def _run(args, cfg, table, out):
         out("\nstopped")
         return 130
     finally:
+        if watcher is not None:
+            watcher.stop()
         if board is not None:
             board.close()
         _save_inputs(args.folder, vb)
         vb.stop()
+        if local is not None:
+            local.stop()
         signal.signal(signal.SIGTERM, old)
+
+
+def _all_shown(watcher, dealer):
+    try:
+        watcher.poll()
+    except Exception:  # noqa: BLE001 - the store being written: read again
+        return False
+    return all(r in watcher.shown for r in dealer.started)

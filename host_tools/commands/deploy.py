@@ -25,6 +25,11 @@ def add_arguments(parser):
                         help="table file (default: board_config/tables/macau-2004.json)")
     parser.add_argument("--device", metavar="DIR", default=DEVICE,
                         help="the firmware's folder (default: device/ of this checkout)")
+    parser.add_argument("--secrets", metavar="DIR",
+                        help="the floor link's secrets, written to /secrets/ on the board "
+                             "(never in the manifest, never printed): password (a plain "
+                             "listener) or ca.der, cert.der, key.der (TLS, DER), and wifi "
+                             "(the Wi-Fi key) when the board file names a network")
     parser.add_argument("--no-reset", action="store_true",
                         help="do not reset the board at the end, nor start the app of a board "
                              "already up to date (the app does not start)")
@@ -43,7 +48,7 @@ def run(args):
     if not os.path.isdir(args.device):
         raise UsageError("no firmware folder %s" % args.device)
     report = deploy(args.port, args.board, args.table, device_dir=args.device,
-                    reset=not args.no_reset, log=log)
+                    reset=not args.no_reset, log=log, secrets=args.secrets)
     for rel in report.copied:
         log("  copied  %s" % rel)
     for rel in report.removed:
