@@ -159,7 +159,9 @@ class LocalFloor:
         self.site = site
         self.db = os.path.join(folder, "floor.db")
         self.log_path = os.path.join(folder, "floor.log")
-        self.broker = None
+        from host_tools.broker import Broker
+
+        self.broker: Broker | None = None
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> LocalFloor:
@@ -168,17 +170,18 @@ class LocalFloor:
 
         f = self.site.files
         try:
-            self.broker = Broker(os.path.join(self.folder, "mq"),
-                                 tls=TlsFiles(f.ca_pem, f.broker_pem, f.broker_key),
-                                 acl=certs.acl(self.site.site), plain=False).start()
+            broker = Broker(os.path.join(self.folder, "mq"),
+                            tls=TlsFiles(f.ca_pem, f.broker_pem, f.broker_key),
+                            acl=certs.acl(self.site.site), plain=False).start()
         except (OSError, RuntimeError) as e:
             raise DemoFloorError("the broker did not start: %s" % e) from None
+        self.broker = broker
         floor = self.site.client("floor")
         with open(self.log_path, "ab") as log:
             start = log.tell()
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "host_tools", "floor", "--broker",
-                 "127.0.0.1:%d" % self.broker.tls_port, "--db", self.db, "--site",
+                 "127.0.0.1:%d" % broker.tls_port, "--db", self.db, "--site",
                  self.site.site, "--cafile", f.ca_pem, "--cert", floor.cert_pem, "--key",
                  floor.key_pem], cwd=REPO, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + READY_S
