@@ -80,7 +80,11 @@ test: lint mpy-check typecheck test-py test-mp test-board
 # (host_tools/heaps.py): 111936 bytes on the 32-bit VM when it is built, and
 # the measured 64-bit equivalent on the pip port. board_heap bisects the
 # smallest heap that boots on a full journal and plays 1,000 rounds with power
-# cuts, on the 32-bit VM (.mpy and frozen) and the 64-bit port.
+# cuts, on the 32-bit VM (.mpy and frozen) and the 64-bit port. The floor
+# link (bench_link: the link's own figures, then the whole table's: journaled
+# -> stored over TLS, a full backlog's drain, the boot on it) and the floor
+# service (bench_floor: ingest of 200 tables, latency) need mosquitto: without
+# it they say so in one line.
 bench: setup
 	$(MPY) bench/bench_settle.py
 	$(BIN)/python -c "from host_tools.mprun import compile_trees; compile_trees()"
@@ -90,6 +94,8 @@ bench: setup
 	-@if [ -x $(VM32) ]; then set -x; $(VM32) -X heapsize=$$($(BIN)/python -c "from host_tools import heaps; print(heaps.BOARD_HEAP)") bench/bench_controller.py; fi
 	$(BIN)/python bench/board_heap.py --all
 	$(BIN)/python bench/bench_deploy.py
+	$(BIN)/python bench/bench_link.py
+	$(BIN)/python bench/bench_floor.py
 
 # The long runs of the reliability campaign (about 25 minutes; figures and what
 # they prove: README.md, Reliability). `make test` runs short versions of each.

@@ -170,6 +170,12 @@ def main():
     p.add_argument("--broker-line", action="append", default=[],
                    help="a line added to the broker's configuration")
     args = p.parse_args()
+    from host_tools.broker import require_mosquitto
+
+    why = require_mosquitto()
+    if why:
+        print("bench_floor: SKIPPED: %s" % why)
+        return 0
     EXTRA.extend(args.broker_line)
     tmp = tempfile.mkdtemp(prefix="bench_floor_")
     ids = ["T%03d" % i for i in range(1, args.tables + 1)]

@@ -1,6 +1,6 @@
 """The floor link's figures (printed, not asserted):
 
-    .venv/bin/python bench/bench_link.py [PUBLISHES]
+    .venv/bin/python bench/bench_link.py [PUBLISHES] [--rounds N] [--no-system]
 
 - the size of the link's .mpy files (as sicbo deploy compiles them);
 - on each MicroPython port at the board's heap (host_tools/heaps.py; the
@@ -13,6 +13,14 @@
 
 Against a real mosquitto on loopback (host_tools/broker.py) and the tests'
 floor stand-in (tests/host/linkrig.py), which acknowledges every batch.
+
+Then the whole table (bench/link_system.py; --no-system skips it): the real
+firmware on the 64-bit virtual board, over TLS with the table's certificate,
+the real floor service: journaled -> stored, p50 and p99, over --rounds
+rounds; the drain of a full backlog (about 1,000 rounds, the table file's
+budget, journaled with the network down, then the network restored):
+records/s and seconds; the boot's time and heap on that backlog on the
+32-bit VM (.mpy and frozen).
 """
 
 import json
@@ -56,11 +64,29 @@ def run_worker(exe, port, publishes, prefix=(), frozen=False):
 
 
 def main():
-    publishes = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("publishes", nargs="?", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=40,
+                    help="rounds played for the journaled -> stored figure (default 40)")
+    ap.add_argument("--no-system", action="store_true",
+                    help="only the link's own figures, not the whole table's")
+    args = ap.parse_args()
+    publishes = args.publishes
     why = require_mosquitto()
     if why:
         print("bench_link: SKIPPED: %s" % why)
         return 0
+    link_figures(publishes)
+    if not args.no_system:
+        import link_system
+
+        link_system.main(args.rounds)
+    return 0
+
+
+def link_figures(publishes):
     from linkrig import Floor
 
     compile_trees()
@@ -100,7 +126,6 @@ def main():
         floor.stop()
         b.stop()
         shutil.rmtree(folder, ignore_errors=True)
-    return 0
 
 
 if __name__ == "__main__":

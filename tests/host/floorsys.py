@@ -24,10 +24,10 @@ import time
 
 import pytest
 
-from brokerkit import start_broker
+from brokerkit import need_mosquitto
 from floorkit import SITE, FloorProc, q, wait_for
 from host_tools import REPO, certs
-from host_tools.broker import TlsFiles
+from host_tools.broker import Broker, TlsFiles
 from host_tools.commands import demo
 from host_tools.commands import journal as jcmd
 from host_tools.deploy import deploy
@@ -73,6 +73,16 @@ def password_of(tid):
     return "mqtt-pw-of-%s" % tid
 
 
+class SiteBroker(Broker):
+    """The tests' mosquitto (host_tools/broker.py) with what a site's broker
+    configuration adds (host_tools/floor/site.py): TCP_NODELAY, without
+    which an acknowledgement waits behind the PUBACKs just sent for the
+    peer's delayed ACK."""
+
+    def _config(self):
+        return Broker._config(self) + "set_tcp_nodelay true\n"
+
+
 class Site:
     """A site: its CA and the broker's, the floor's and every table's
     certificates (host_tools/certs.py), a mosquitto with a TLS listener
@@ -80,7 +90,9 @@ class Site:
     listener, both under the site's ACL, and the floor service on the TLS
     listener. `plain` names the tables that use the password listener."""
 
-    def __init__(self, folder, tables, plain=()):
+    def __init__(self, folder, tables, plain=(), readers=None):
+        # readers: {user: password} of clients that may read every topic of
+        # the site on the password listener (a bench's clock on the acks)
         self.folder = str(folder)
         self.certs = os.path.join(self.folder, "site")
         site = certs.make_site(self.certs, SITE, [BROKER_NAME, "127.0.0.1"])
@@ -89,9 +101,14 @@ class Site:
         self.plain = tuple(plain)
         passwords = {"floor": FLOOR_PASSWORD}
         passwords.update({t: password_of(t) for t in plain})
-        self.broker = start_broker(os.path.join(self.folder, "mq"),
-                                   tls=TlsFiles(site.ca_pem, site.broker_pem, site.broker_key),
-                                   acl=certs.acl(SITE), passwords=passwords, plain_acl=True)
+        acl = certs.acl(SITE)
+        for user, password in (readers or {}).items():
+            passwords[user] = password
+            acl += "\nuser %s\ntopic read sicbo/%s/#\n" % (user, SITE)
+        need_mosquitto()
+        self.broker = SiteBroker(os.path.join(self.folder, "mq"),
+                                 tls=TlsFiles(site.ca_pem, site.broker_pem, site.broker_key),
+                                 acl=acl, passwords=passwords, plain_acl=True).start()
         self.floor = None
 
     def start_floor(self):
