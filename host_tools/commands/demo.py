@@ -14,6 +14,11 @@ plays on. Round numbers are the board's. Where the board cannot play (out of
 service, its files refused, recovery mode) it says why in one line and what
 to type, exit status 2. Ctrl-C stops everything.
 
+With --floor (make run), a broker and the floor service run beside the
+table (host_tools/demofloor.py) and each round the floor stored is shown;
+--broker HOST:PORT puts the table on a floor that runs elsewhere (a floor of
+several virtual tables, README "The floor").
+
 Every wait is for something the board or the table does (a journal record, a
 dealer message, a lamp, the bell's output), with a generous deadline; only
 the dealer's pace between steps is a fixed pause, for people to follow.
