@@ -269,16 +269,24 @@ class Table:
 
     def power_cut(self):
         """Cut the power now (no key pressed meanwhile), power on with every
-        key released, and wait for the running table's start-up line."""
+        key released, and wait for the running table's start-up line.
+        Returns (before, after, last): the host's clock (time.time(), the
+        floor store's `received` clock) just before the cut was asked for
+        and once it was done, and the last sequence number the journal held
+        when the power went."""
         with self.dealer.hands:
+            before = time.time()
             self.vb.power_cut()
+            after = time.time()
+            last = self.last_seq()
             table = self.vb.table
             for key in table.handle({"op": "signals"})["inputs"]:
                 if key.startswith("key_") or key in ("shake", "supervisor"):
                     table.handle({"op": "release", "key": key})
             mark = self.console.mark()
             self.vb.power_on(timeout=0)
-            return self.wait_running(mark)
+            self.wait_running(mark)
+            return before, after, last
 
     def stop(self):
         if self.console is not None:
@@ -406,6 +414,21 @@ class _Player:
         if exc[0] is None:
             assert not self._thread.is_alive(), "%s: the dealer did not stop" % self.t.tid
             self.check()
+
+
+class SlowDownlink:
+    """The board's network relay's tap (host_tools/simnet.py), which holds
+    every chunk from the broker to the board `delay` seconds before the
+    relay forwards it: an acknowledgement the floor published at t reaches
+    the board after t + delay, whatever it is (TLS hides which chunk it
+    is)."""
+
+    def __init__(self, delay):
+        self.delay = delay
+
+    def __call__(self, number, way, data, held):
+        if way == "down" and not held:
+            time.sleep(self.delay)
 
 
 # ---- the checks --------------------------------------------------------------------------
