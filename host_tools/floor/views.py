@@ -88,7 +88,8 @@ def road(outcomes, rows=ROAD_ROWS):
     turns right along its last row (the "dragon's tail"); the next run
     starts at the top of the column after the previous run's first. A
     triple (Big and Small both lose) is no new cell: it is marked on the
-    cell before it, as a tie is on a baccarat road. Voids are not results
+    cell before it, as a tie is on a baccarat road (triples before the
+    first cell, on the first). Voids are not results
     and are not drawn. outcomes: 'B', 'S', 'T', oldest first. Returns
     {(column, row): [outcome, triples after it]}."""
     cells = {}
