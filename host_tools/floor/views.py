@@ -18,7 +18,7 @@ WALL_EPOCH = 946684800  # the journal's wall clock starts 2000-01-01 UTC
 RESULTS_SHOWN = 20  # the results display's list
 STATS_ROUNDS = 100  # hot and cold over this many results
 ROAD_ROWS = 6
-ROAD_COLUMNS = 24  # the road's columns shown (its newest)
+ROAD_COLUMNS = 20  # the road's columns shown (its newest)
 HOT_COLD = 3
 ALARMS_LISTED = 200
 

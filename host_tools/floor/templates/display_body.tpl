@@ -6,6 +6,7 @@
 % end
 </div>
 <div class="dbody">
+<section class="left">
 <section class="last20">
 <h2>Last {{len(d['shown'])}} results</h2>
 <ol id="results">
@@ -17,7 +18,7 @@
   % else:
   <span class="dice">
   % for f in r.dice or ():
-{{!die(f, 34)}}\\
+{{!die(f, 30)}}\\
   % end
   </span>
   <b class="total">{{r.total}}</b> <span class="mark mark-{{r.outcome}}">{{ {'B': 'BIG', 'S': 'SMALL', 'T': 'TRIPLE'}.get(r.outcome, '') }}</span>
@@ -29,7 +30,6 @@
 % end
 </ol>
 </section>
-<section class="side">
 <h2>Big / Small road</h2>
 <table class="road" id="road">
 % for row in d['road']:
@@ -54,11 +54,13 @@
 </div>
 <div class="counts faces">
 % for f, n in st['faces'].items():
-<span class="cnt {{'hot' if f in st['hot_faces'] else 'cold' if f in st['cold_faces'] else ''}}" data-face="{{f}}" data-count="{{n}}">{{!die(f, 26)}}{{n}}</span>
+<span class="cnt {{'hot' if f in st['hot_faces'] else 'cold' if f in st['cold_faces'] else ''}}" data-face="{{f}}" data-count="{{n}}">{{!die(f, 24)}}{{n}}</span>
 % end
 </div>
 <p class="legend">hot: {{', '.join(map(str, st['hot_totals']))}} (totals), {{', '.join(map(str, st['hot_faces']))}} (faces) · cold: {{', '.join(map(str, st['cold_totals']))}}, {{', '.join(map(str, st['cold_faces']))}}</p>
 </div>
+</section>
+<section class="right">
 <h2>Round {{d['latest'] if d['latest'] is not None else '-'}} on the layout</h2>
 <section class="layout" id="layout" data-round="{{d['latest'] if d['latest'] is not None else ''}}">
 {{!d['svg']}}
