@@ -30,7 +30,6 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests", "host"))
 
 from floorwebkit import Browser, require_chromium  # noqa: E402
-
 from host_tools.broker import Broker, free_port, require_mosquitto  # noqa: E402
 from host_tools.floor import site  # noqa: E402
 from host_tools.floor.simtables import SimTables, password_auth  # noqa: E402

@@ -268,6 +268,13 @@ class SimTableSource:
         self.sim.stop()
 
 
+def table_source(port, passwords, ids, **kw):
+    """The tables that feed the browser tests' floor (see the module doc):
+    simulated tables now; virtual boards with the floor link take their
+    place here, with the same methods."""
+    return SimTableSource(port, passwords, ids, **kw)
+
+
 def reading(records):
     """The firmware's reading of a table's journal (`sicbo journal`'s)."""
     from host_tools.commands import journal as jcmd

@@ -1,7 +1,7 @@
 # The floor view in a real browser (headless Chromium, selenium with the
 # system's chromedriver) against the floor service (its own process, with
 # --http) fed through a real mosquitto by tables that play rounds on the
-# firmware's round machine (floorwebkit.SimTableSource): what pit staff and
+# firmware's round machine (floorwebkit.table_source): what pit staff and
 # a compliance officer would try.
 import csv
 import io
@@ -15,11 +15,11 @@ import pytest
 from floorkit import FloorProc, broker_for, q, wait_for
 from floorwebkit import (
     Browser,
-    SimTableSource,
     get,
     need_chromium,
     post,
     reading,
+    table_source,
 )
 from host_tools import REPO
 from host_tools.broker import free_port
@@ -62,7 +62,7 @@ def floor(tmp_path_factory):
             pwfile = tmp / ("%s.pw" % name)
             pwfile.write_text(password + "\n")
             sicbo("floor", "users", "add", name, "--db", f.db, "--password-file", str(pwfile))
-        f.src = SimTableSource(b.port, pw, IDS).start()
+        f.src = table_source(b.port, pw, IDS).start()
         for tid in IDS:
             f.src.play(tid, 1)
         wait_for(f.src.delivered, "every table's first round stored", alive=f.proc.dead)

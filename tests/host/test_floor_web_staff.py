@@ -283,3 +283,37 @@ def test_the_floor_view_refuses_a_port_in_use_in_one_line(store_db, tmp_path):
     r = sicbo("floor", "web", "--db", str(tmp_path / "none.db"), "--http", "127.0.0.1:0")
     assert r.returncode == 2 and "no floor store" in r.stderr
     assert not os.path.exists(tmp_path / "none.db")
+
+
+def test_the_view_alone_beside_a_service_sees_each_commit(store_db):
+    from host_tools.broker import free_port
+
+    db, journals = store_db
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "host_tools", "floor", "web", "--db", db,
+                             "--http", "127.0.0.1:%d" % port], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout.readline().startswith("floor: floor view at ")
+        url = "http://127.0.0.1:%d/" % port
+        r = urllib.request.urlopen(url + "events?page=grid", timeout=60)
+        assert r.readline() == b"retry: 1000\n"
+        j = journals["T1"]
+        j.play_round()
+        feed(db, {"T1": j})  # a commit by another process: the view polls data_version
+        event = None
+        deadline = time.monotonic() + 120
+        for raw in r:
+            assert time.monotonic() < deadline, "no tile of T1's new round"
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: ") and event == "tiles":
+                tiles = json.loads(line[6:])["tiles"]
+                if 'data-result-round="%d"' % j.m.round in tiles.get("T1", ""):
+                    break
+        _s, body, _h = get(url + "api/tables")
+        assert [t["round"] for t in json.loads(body)["tables"]] == [j.m.round, 8]
+    finally:
+        proc.terminate()
+        proc.wait(60)
