@@ -516,8 +516,14 @@ class FloorView:
         conn = store.open_ro(self.db)
         try:
             yield "retry: 1000\n\n"
-            # What changed between the page's render and this stream.
-            pending = self.hub.since(min(seen, self.hub.version))
+            # What changed between the page's render and this stream; a page
+            # of an earlier run of the service (a version ahead of this one's)
+            # is brought up to date whole.
+            if seen > self.hub.version:
+                seen = -1
+                pending = (self.hub.version, None, {"alarms", "audit"})
+            else:
+                pending = self.hub.since(seen)
             while True:
                 if pending is None:
                     try:

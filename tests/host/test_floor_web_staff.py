@@ -317,3 +317,18 @@ def test_the_view_alone_beside_a_service_sees_each_commit(store_db):
     finally:
         proc.terminate()
         proc.wait(60)
+
+
+def test_a_page_of_an_earlier_run_of_the_service_is_brought_up_to_date_whole(view):
+    # Its stream says a version this run has not reached: every tile is sent.
+    r = urllib.request.urlopen(view.url + "events?page=grid&since=99999", timeout=60)
+    event = None
+    deadline = time.monotonic() + 60
+    for raw in r:
+        assert time.monotonic() < deadline, "no tiles sent"
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == "tiles":
+            assert sorted(json.loads(line[6:])["tiles"]) == ["T1", "T2"]
+            break
