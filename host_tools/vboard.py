@@ -20,15 +20,16 @@ In parts:
   at ``/.vboard``, neither listed in ``/``; sets ``sys.path`` to
   ``['', '.frozen', '/lib']`` (plus ``'/.frozen'`` when sim/ is served) and
   ``sys.argv`` to ``[]``; runs ``boot.py`` and, unless this is a raw-REPL soft
-  reset, ``main.py``; then the REPL starts.
+  reset, ``main.py``; then the REPL starts. A Ctrl-C from the host interrupts
+  boot.py/main.py and never ends the interpreter, whenever it comes (the
+  framing and the boot script agree on when it may become a SIGINT).
 * this module, ``VirtualBoard``: the board's life (power on, power cut,
   stop), its files, and the simulated table (host_tools/simtable.py).
 
 Resets, as on an ESP32:
 
-* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``, or a Ctrl-C
-  that lands as it leaves running code); the board prints ``MPY: soft
-  reboot`` and starts again (raw REPL without main.py if it was in the raw
+* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``); the board
+  prints ``MPY: soft reboot`` and starts again (raw REPL without main.py if it was in the raw
   REPL, friendly REPL after main.py otherwise). ``reset_cause()``: SOFT_RESET.
 * Hard reset: ``machine.reset()`` of sim/machine.py ends the interpreter with
   exit status ``RESET_EXIT`` (given to it as ``SICBO_VBOARD_RESET_EXIT``); the
