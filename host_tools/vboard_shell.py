@@ -23,7 +23,8 @@ restarts) is host_tools/vboard_repl.py; this module does the I/O it asks for.
   but not read for HOST_STALL s drops it too, until the host sends something
   or the port is opened again.
 * An interpreter that cannot run at all (it dies without a byte of output,
-  again and again) turns the board off (Relay.error) rather than busy-loop.
+  MUTE_DEATHS times in a row) turns the board off (Relay.error) rather than
+  busy-loop.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ HOST_STALL = 1.0
 # While nobody holds the serial port open, output is dropped at once (no flow
 # control, no stall); the relay looks for the port's opening this often.
 DETACHED_POLL = 0.02
+MUTE_DEATHS = 8
 
 
 def set_raw(fd: int, isig: bool) -> None:
@@ -217,7 +219,7 @@ class Relay:
         self._cmds: queue.Queue[tuple[str, threading.Event]] = queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
-        self._starts: list[float] = []   # recent mute deaths of the interpreter
+        self._mute_deaths = 0            # starts in a row that ended without a byte
         self._said_nothing = False
         self._host_progress = 0.0        # when the host last took output
         self._unheard = False            # nobody reads: output dropped
@@ -259,12 +261,10 @@ class Relay:
     # ---- the interpreter ----------------------------------------------------
     def spawn(self, kind: str, why: str) -> None:
         self.ready.clear()
-        now = time.monotonic()
-        if self._said_nothing:
-            self._starts = [t for t in self._starts if now - t < 5] + [now]
-        else:
-            self._starts = []
-        if len(self._starts) > 8:
+        # Counted in a row, not per second: a loaded host slows the deaths
+        # down, and every interpreter that runs prints the boot markers.
+        self._mute_deaths = self._mute_deaths + 1 if self._said_nothing else 0
+        if self._mute_deaths > MUTE_DEATHS:
             self._off("the interpreter keeps dying at start: virtual board off")
             return
         self.on_start(why)
@@ -560,7 +560,7 @@ class Relay:
                     if self.port.master is None:
                         self.port.open()
                     self.error = None
-                    self._starts = []
+                    self._mute_deaths = 0
                     self.spawn(POWER_ON, "power-on")
                 elif self.framing.running:
                     self.ready.set()
