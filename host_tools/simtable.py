@@ -135,6 +135,10 @@ class TableServer:
         self._lock = threading.RLock()
         self._physical = {name: 0 for name in self._inputs}
         self._releases: dict[str, float] = {}
+        # Keys pressed for the board's attention (the board releases them and
+        # says so, 'E'), and presses of them waiting for that: the ms of each.
+        self._held: dict[str, int] = {}
+        self._queued: dict[str, list[int]] = {}
         self._events: list[dict[str, Any]] = []
         self._next_event = 0
         self._t0 = time.monotonic()
@@ -309,6 +313,11 @@ class TableServer:
         self._wire = None
         with self._lock:
             self._wdt_due = None  # the interpreter ended: its watchdog with it
+            # Nobody is there to see the keys held for the board: the finger
+            # lifts (a key held through a power-on would change the boot).
+            for name in list(self._held):
+                self._unhold(name)
+                self._set_input(name, 0, "release")
             for out in self._outputs.values():
                 self._output_level(out, 0, None)
             self._event("disconnect", why=why)
@@ -398,6 +407,16 @@ class TableServer:
             # a board that no longer does (stuck at the REPL), and the two
             # never both count one expiry.
             self._wdt_due = time.monotonic() + ms / 1000 + WDT_GRACE_S if ms else None
+        elif kind == b"E" and len(pl) in (1, 2):
+            # the board has seen a held key pressed, then released
+            held = self._held_name(pl)
+            if held is not None:
+                del self._held[held]
+                self._physical[held] = 0
+                self._event("input", signal=held, level=0, how="release")
+                queued = self._queued.get(held)
+                if queued:
+                    self._hold(held, queued.pop(0))
         elif kind == b"R" and len(pl) == 1:
             self._wdt_due = None
             self._resets.append(pl[0])
@@ -461,6 +480,34 @@ class TableServer:
         return lit
 
     # ---- physical inputs ----------------------------------------------------
+
+    def _held_name(self, pl: bytes) -> str | None:
+        for name in self._held:
+            inp = self._inputs[name]
+            if isinstance(inp, simkeys.ChainKey):
+                if len(pl) == 2 and (inp.chain.load, inp.bit) == (pl[0], pl[1]):
+                    return name
+            elif len(pl) == 1 and inp.pin == pl[0]:
+                return name
+        return None
+
+    def _hold(self, name: str, ms: int) -> None:
+        """Press `name` until the board has read it pressed for ms, then
+        released for ms (sim/_sim_wire.py): a starved interpreter still sees
+        the press and the release, as a board sees a dealer's."""
+        inp = self._inputs[name]
+        self._held[name] = ms
+        self._physical[name] = 1
+        self._event("input", signal=name, level=1, how="press")
+        msb = bytes((ms >> 8, ms & 255))
+        if isinstance(inp, simkeys.ChainKey):
+            self._send(b"L", bytes((inp.chain.load, inp.bit, inp.pad(1), inp.pad(0))) + msb)
+        else:
+            self._send(b"Q", bytes((inp.pin, inp.pad(1), inp.pad(0))) + msb)
+
+    def _unhold(self, name: str) -> None:
+        self._held.pop(name, None)
+        self._queued.pop(name, None)
 
     def _set_input(self, name: str, active: int, how: str) -> None:
         if self._physical[name] == active:
@@ -554,6 +601,9 @@ class TableServer:
         if level not in (0, 1) or isinstance(level, float):
             raise RequestError("level must be 0 or 1, got %r" % (level,))
         self._releases.pop(name, None)
+        if name in self._held:  # set by hand: the board no longer releases it
+            self._unhold(name)
+            self._physical[name] = 1 - int(level)
         self._set_input(name, int(level), "set")
         return {"ok": True, "signal": name, "level": int(level)}
 
@@ -562,14 +612,26 @@ class TableServer:
         ms = req.get("ms", 120)
         if isinstance(ms, bool) or not isinstance(ms, int) or not 1 <= ms <= 600000:
             raise RequestError("ms must be an int 1..600000, got %r" % (ms,))
+        if self._wire is not None and self._hello and ms <= 0xFFFF:
+            # for the board's attention: pressed for ms of its reads, then
+            # released for as long; a press of a key still held waits
+            self._releases.pop(name, None)
+            if name in self._held:
+                self._queued.setdefault(name, []).append(ms)
+                return {"ok": True, "key": name, "ms": ms, "queued": True}
+            self._hold(name, ms)
+            return {"ok": True, "key": name, "ms": ms, "queued": False}
         self._set_input(name, 1, "press")
         self._releases[name] = time.monotonic() + ms / 1000
         os.write(self._wake_w, b"x")
-        return {"ok": True, "key": name, "ms": ms}
+        return {"ok": True, "key": name, "ms": ms, "queued": False}
 
     def _op_release(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self._signal(req, "key")
         self._releases.pop(name, None)
+        if name in self._held:
+            self._unhold(name)
+            self._physical[name] = 1  # the board has it pressed: the frame releases it
         self._set_input(name, 0, "release")
         return {"ok": True, "key": name}
 
@@ -642,6 +704,7 @@ class TableServer:
                 "inputs": dict(self._physical),
                 "pressed_until_ms": {n: int((at - self._t0) * 1000)
                                      for n, at in self._releases.items()},
+                "held": sorted(self._held),
                 "outputs": {n: o.level for n, o in self._outputs.items()},
                 "lamps": self._lamps_summary(0),
                 "reader_tx": self._reader_tx.decode("latin-1"),

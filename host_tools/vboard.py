@@ -244,6 +244,12 @@ class VirtualBoard:
         return self._relay.error if self._relay is not None else None
 
     @property
+    def console_state(self) -> str:
+        """Where the board's console is (ReplFraming): off, start, boot,
+        prompt, hide (waiting for the REPL), run (the REPL or code runs)."""
+        return self._relay.framing.state if self._relay is not None else "off"
+
+    @property
     def pid(self) -> int | None:
         return self._relay.pid if self._relay is not None else None
 
@@ -284,12 +290,18 @@ class VirtualBoard:
         if self._relay is not None:
             self._relay.command("power_cut")
 
-    def power_on(self, timeout: float = 10) -> None:
+    def power_on(self, timeout: float = 10,
+                 before_boot: Callable[[], None] | None = None) -> None:
         """Start the interpreter again as at power-on (boot.py, main.py);
-        nothing if it runs."""
+        nothing if it runs. before_boot() runs once the serial port is back
+        and before the interpreter starts (a terminal opened then reads the
+        whole boot: output with nobody attached is lost)."""
         if self._relay is None:
             return
         self._relay.ready.clear()
+        if before_boot is not None:
+            self._relay.command("port_on")
+            before_boot()
         self._relay.command("power_on")
         if timeout:
             self.wait_ready(timeout)

@@ -188,8 +188,8 @@ class Relay:
     """The relay loop (one thread): owns the serial port's master, the
     interpreter and its pty, and the ReplFraming between them.
 
-    Commands (any thread): command("power_cut" | "power_on" | "watchdog" |
-    "stop", wait). Hooks: log(text); on_start(why) before each start of the
+    Commands (any thread): command("power_cut" | "port_on" | "power_on" |
+    "watchdog" | "stop", wait). Hooks: log(text); on_start(why) before each start of the
     interpreter, why being "power-on", "hard", "crash", "soft" or "watchdog"
     (the virtual board tells the table the reset cause). Counters: boots,
     crashes, hard_resets, soft_resets, watchdog_resets, bytes_in, bytes_out;
@@ -555,6 +555,9 @@ class Relay:
                 self.to_host = bytearray()
                 self.ready.clear()
                 self.on_power_cut()
+            elif name == "port_on":  # the serial port back, the board not started yet
+                if self.child is None and self.port.master is None:
+                    self.port.open()
             elif name == "power_on":
                 if self.child is None:
                     if self.port.master is None:

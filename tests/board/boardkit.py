@@ -31,10 +31,13 @@ FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call
            "table not started", "app not started", "MemoryError")
 KEYS = ("shake", "key_bell", "key_void", "key_payout", "key_confirm", "key_face_1",
         "key_face_2", "key_face_3", "key_face_4", "key_face_5", "key_face_6")
-BOOT_TIMEOUT_S = 30
-LAMP_TIMEOUT_S = 5
+# Waits end as soon as what they wait for comes; these are for a board that
+# never gets there, long enough for a busy machine.
+BOOT_TIMEOUT_S = 120
+LAMP_TIMEOUT_S = 60
+# A press for the board's attention (host_tools/simclient.py): held until
+# the board has read it for PRESS_MS, then released as long.
 PRESS_MS = 40
-AFTER_PRESS_S = 0.08
 
 # Figures the tests measured, printed at the end of the run (conftest.py).
 FIGURES: list[str] = []
@@ -170,13 +173,11 @@ class Board:
         """Power cut, then power on: a fresh heap, the RTC lost; wait for the
         running table."""
         self.vb.power_cut()
-        time.sleep(0.2)
         for k in KEYS:  # no key held at power-on (confirm would be the recovery mode)
             self.client.release(k)
         c = self.console or self.open_console()
         mark = c.mark()
-        self.vb.power_on(timeout=0)
-        c.reattach()
+        self.vb.power_on(timeout=0, before_boot=c.reattach)  # the console reads the whole boot
         return self.wait_running(mark, what)
 
     def install_journal(self, folder: str) -> None:
@@ -214,24 +215,28 @@ class Board:
                                 self.console.explain() if self.console else "console not read"))
 
     def press(self, key: str) -> None:
-        self.client.press(key, ms=PRESS_MS)
-        time.sleep(AFTER_PRESS_S)
+        """Until the board has seen the press and the release: the next
+        press, of any key, comes after it."""
+        self.client.press(key, ms=PRESS_MS, wait=True)
 
     def play(self, dice: tuple[int, int, int] | None) -> None:
         """One round from idle: paid with `dice`, or voided (stacked) if None.
-        Each step waits for the lamp the firmware lights after journaling."""
+        Each step waits for the lamp the firmware lights after journaling.
+        (Inputs reach the board in order, and it takes each key after the
+        cover and clasps set before it.)"""
         c = self.client
         c.cover_on()
         c.fasten_clasps()
-        time.sleep(0.05)
         self.press("shake")
         self.wait_lit("PLACE_BETS")
+        rung = c.outputs()["bell"]["on_count"]
         self.press("key_bell")
         self.wait_lit("PLACE_BETS", on=False)
-        time.sleep(0.1)  # the bell rings out
+        # the dealer lifts the cover once the bell has rung out
+        c.wait_for(lambda t: (b := t.outputs()["bell"])["on_count"] > rung and not b["level"],
+                   timeout=LAMP_TIMEOUT_S)
         c.open_clasps()
         c.cover_off()
-        time.sleep(0.05)
         if dice is None:
             for k in ("key_void", "key_face_1", "key_confirm"):
                 self.press(k)
