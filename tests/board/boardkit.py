@@ -129,9 +129,16 @@ class Board:
         cmd = [SICBO, "deploy", "--port", self.vb.port, "--board", BOARD, "--table", TABLE]
         if not reset:
             cmd.append("--no-reset")
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        resets = self.vb.hard_resets
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         out = r.stdout + r.stderr
         assert r.returncode == 0, "sicbo deploy failed: %s" % out
+        if reset and "no reset" not in out:
+            # bytes sent to a board as it resets are lost: until it has
+            deadline = time.monotonic() + BOOT_TIMEOUT_S
+            while self.vb.hard_resets == resets and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert self.vb.hard_resets > resets, "the deploy's reset never came: %s" % out
         return out
 
     def open_console(self) -> Console:
