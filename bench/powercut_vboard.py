@@ -354,9 +354,9 @@ class Campaign:
         if self.state == E.ST_IDLE:
             self.step = "idle"
             self.due()
-            c.cover_on()
-            c.fasten_clasps()
-            self.sleep(0.02)
+            # until the board has taken them: a shake pressed as the cover
+            # goes on can be taken before it (and refused)
+            c.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1}, wait_ms=PRESS_MS)
             self.step = "shake"
             self.press("shake")
             self.wait_lit("PLACE_BETS")
@@ -372,9 +372,7 @@ class Campaign:
             if self.rung is not None:  # the bell rings out (resumed here: rung before the cut)
                 self.bell_rung(self.rung)
             self.rung = None
-            c.open_clasps()
-            c.cover_off()
-            self.sleep(0.02)
+            c.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0}, wait_ms=PRESS_MS)
             self.state = E.ST_RESULT
         if self.state == E.ST_RESULT:
             self.step = "entry"

@@ -75,8 +75,16 @@ class TableClient:
 
     # ---- inputs -------------------------------------------------------------
 
-    def set(self, signal: str, level: int) -> None:
-        self.request("set", signal=signal, level=level)
+    def set(self, signal: str, level: int, wait_ms: int | None = None) -> None:
+        """Set an input. With wait_ms (a board connected): return once the
+        board has read the level for wait_ms (twice, at least wait_ms after
+        its first read of it): it has taken it, and what comes next comes
+        after it. wait_ms should be at least the board's debounce_ms."""
+        r = self.request("set", signal=signal, level=level, **(
+            {"ms": wait_ms} if wait_ms is not None else {}))
+        if r.get("held"):
+            self.wait_for(lambda t: signal not in t.state()["held"],
+                          timeout=(wait_ms or 0) / 1000 + WAIT_S)
 
     def press(self, key: str, ms: int = 120, wait: bool = False) -> None:
         """Press a key (or any input) for ms. With a board connected, for ms
@@ -91,19 +99,30 @@ class TableClient:
     def release(self, key: str) -> None:
         self.request("release", key=key)
 
-    def cover_on(self) -> None:
-        self.set("cover", 1)
+    def cover_on(self, wait_ms: int | None = None) -> None:
+        self.set("cover", 1, wait_ms)
 
-    def cover_off(self) -> None:
-        self.set("cover", 0)
+    def cover_off(self, wait_ms: int | None = None) -> None:
+        self.set("cover", 0, wait_ms)
 
-    def fasten_clasps(self) -> None:
-        self.set("clasp_left", 1)
-        self.set("clasp_right", 1)
+    def fasten_clasps(self, wait_ms: int | None = None) -> None:
+        self.set_all({"clasp_left": 1, "clasp_right": 1}, wait_ms)
 
-    def open_clasps(self) -> None:
-        self.set("clasp_left", 0)
-        self.set("clasp_right", 0)
+    def open_clasps(self, wait_ms: int | None = None) -> None:
+        self.set_all({"clasp_left": 0, "clasp_right": 0}, wait_ms)
+
+    def set_all(self, levels: dict[str, int], wait_ms: int | None = None) -> None:
+        """Several inputs at once; with wait_ms, until the board has taken
+        every one (as set())."""
+        held = []
+        for signal, level in levels.items():
+            r = self.request("set", signal=signal, level=level, **(
+                {"ms": wait_ms} if wait_ms is not None else {}))
+            if r.get("held"):
+                held.append(signal)
+        if held:
+            self.wait_for(lambda t: not set(held) & set(t.state()["held"]),
+                          timeout=(wait_ms or 0) / 1000 + WAIT_S)
 
     def supervisor(self, on: bool) -> None:
         self.set("supervisor", 1 if on else 0)

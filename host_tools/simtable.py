@@ -135,8 +135,9 @@ class TableServer:
         self._lock = threading.RLock()
         self._physical = {name: 0 for name in self._inputs}
         self._releases: dict[str, float] = {}
-        # Keys pressed for the board's attention (the board releases them and
-        # says so, 'E'), and presses of them waiting for that: the ms of each.
+        # Inputs pressed or set for the board's attention (it says when it has
+        # taken them, 'E'): the level each is left at then; and the presses
+        # of them waiting for that (their ms).
         self._held: dict[str, int] = {}
         self._queued: dict[str, list[int]] = {}
         self._events: list[dict[str, Any]] = []
@@ -315,9 +316,9 @@ class TableServer:
             self._wdt_due = None  # the interpreter ended: its watchdog with it
             # Nobody is there to see the keys held for the board: the finger
             # lifts (a key held through a power-on would change the boot).
-            for name in list(self._held):
+            for name, after in list(self._held.items()):
                 self._unhold(name)
-                self._set_input(name, 0, "release")
+                self._set_input(name, after, "release")
             for out in self._outputs.values():
                 self._output_level(out, 0, None)
             self._event("disconnect", why=why)
@@ -411,9 +412,10 @@ class TableServer:
             # the board has seen a held key pressed, then released
             held = self._held_name(pl)
             if held is not None:
-                del self._held[held]
-                self._physical[held] = 0
-                self._event("input", signal=held, level=0, how="release")
+                level = self._held.pop(held)
+                if self._physical[held] != level:
+                    self._physical[held] = level
+                    self._event("input", signal=held, level=level, how="release")
                 queued = self._queued.get(held)
                 if queued:
                     self._hold(held, queued.pop(0))
@@ -491,19 +493,23 @@ class TableServer:
                 return name
         return None
 
-    def _hold(self, name: str, ms: int) -> None:
+    def _hold(self, name: str, ms: int, level: int | None = None) -> None:
         """Press `name` until the board has read it pressed for ms, then
         released for ms (sim/_sim_wire.py): a starved interpreter still sees
-        the press and the release, as a board sees a dealer's."""
+        the press and the release, as a board sees a dealer's. With `level`:
+        set it, until the board has read it so for ms."""
         inp = self._inputs[name]
-        self._held[name] = ms
-        self._physical[name] = 1
-        self._event("input", signal=name, level=1, how="press")
+        now, after = (1, 0) if level is None else (level, level)
+        self._held[name] = after
+        if self._physical[name] != now:
+            self._physical[name] = now
+            self._event("input", signal=name, level=now, how="press" if level is None
+                        else "set")
         msb = bytes((ms >> 8, ms & 255))
         if isinstance(inp, simkeys.ChainKey):
-            self._send(b"L", bytes((inp.chain.load, inp.bit, inp.pad(1), inp.pad(0))) + msb)
+            self._send(b"L", bytes((inp.chain.load, inp.bit, inp.pad(now), inp.pad(after))) + msb)
         else:
-            self._send(b"Q", bytes((inp.pin, inp.pad(1), inp.pad(0))) + msb)
+            self._send(b"Q", bytes((inp.pin, inp.pad(now), inp.pad(after))) + msb)
 
     def _unhold(self, name: str) -> None:
         self._held.pop(name, None)
@@ -600,12 +606,20 @@ class TableServer:
         level = req.get("level")
         if level not in (0, 1) or isinstance(level, float):
             raise RequestError("level must be 0 or 1, got %r" % (level,))
+        ms = req.get("ms")
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int)
+                               or not 1 <= ms <= 0xFFFF):
+            raise RequestError("ms must be an int 1..65535, got %r" % (ms,))
         self._releases.pop(name, None)
         if name in self._held:  # set by hand: the board no longer releases it
             self._unhold(name)
             self._physical[name] = 1 - int(level)
+        if ms is not None and self._wire is not None and self._hello:
+            # for the board's attention: until it has read the level for ms
+            self._hold(name, ms, int(level))
+            return {"ok": True, "signal": name, "level": int(level), "held": True}
         self._set_input(name, int(level), "set")
-        return {"ok": True, "signal": name, "level": int(level)}
+        return {"ok": True, "signal": name, "level": int(level), "held": False}
 
     def _op_press(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self._signal(req, "key")

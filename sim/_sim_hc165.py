@@ -134,9 +134,10 @@ def _held_read(load):
     for k in [k for k in _held if k >> 8 == load]:
         h = _held[k]
         r = _advance(h)
-        if r:
-            _chains[load].inp[k & 255] = h[0]
-        elif r is None:
+        inp = _chains[load].inp
+        if r and inp[k & 255] != h[0]:
+            inp[k & 255] = h[0]
+        elif r is not False:  # done, or a level set that stays
             del _held[k]
             _m._wframe(b"E", bytes((load, k & 255)))
 

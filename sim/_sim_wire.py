@@ -20,9 +20,12 @@ _RECV = 256  # small reads: a large one needs a large free block
 # so twice more; then 'E' tells the table. A board starved between two reads
 # (a loaded host runs the interpreter late) sees every press and, before the
 # next press of that key, its release, as an ESP32 always sees a dealer's. A
-# hold: [release level, ms, t, late reads, phase]; phase 0 pressed, 1 pressed
-# and read, 2 to be released at the next read, 3 released and read. Read twice
-# late: the debouncer's clock is its poll's, taken before the read.
+# level set for the board's attention is a 'Q' whose release level is the
+# level set: 'E' once the board has read it so (the board has taken it: a
+# key pressed after it comes after it). A hold: [release level, ms, t, late
+# reads, phase]; phase 0 pressed, 1 pressed and read, 2 to be released at the
+# next read, 3 released and read. Read twice late: the debouncer's clock is
+# its poll's, taken before the read.
 def _advance(h):
     ph = h[4]
     now = time.ticks_ms()
@@ -44,10 +47,10 @@ def _held_read(p):
     # machine.Pin.value() reads held pin p (sim/machine.py)
     h = _m._held[p]
     r = _advance(h)
-    if r:
+    if r and _ext[p] != h[0]:
         _ext[p] = h[0]
         _update(p)
-    elif r is None:
+    elif r is not False:  # done, or a level set that stays
         del _m._held[p]
         _m._wframe(b"E", bytes((p,)))
 
@@ -144,7 +147,8 @@ def _connect(path):
     _wpoll = select.poll()
     _wpoll.register(s, select.POLLIN)
     _wframe(b"H", b"sicbo-sim 1")
-    deadline = time.ticks_add(time.ticks_ms(), 3000)
+    # The table answers at once; a loaded host can make that late.
+    deadline = time.ticks_add(time.ticks_ms(), 60000)
     while _m._wire is not None:
         left = time.ticks_diff(deadline, time.ticks_ms())
         if left <= 0:

@@ -102,6 +102,7 @@ class Board:
         self.client = TableClient(self.vb.control)
         self.console: Console | None = None
         self.round = 0
+        self.round_mark = 0  # the console's line count when this round began
 
     @property
     def journal_dir(self) -> str:
@@ -210,30 +211,51 @@ class Board:
         return {n for n in self.client.lamps()["lit"] if isinstance(n, str)}
 
     def wait_lit(self, name: str, on: bool = True, timeout: float = LAMP_TIMEOUT_S) -> None:
+        """Until the lamp is lit (or off); fails at once on a fault printed
+        since this round began (a traceback before it, say from a Ctrl-C that
+        stopped the app for a reset, is not this round's)."""
+        mark = self.round_mark
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if (name in self.lit()) == on:
                 return
-            if self.console is not None and self.console.failing():
+            if self.console is not None and self.console.failing(mark):
                 break
             time.sleep(0.01)
-        raise AssertionError("round %d: lamp %s never %s (lit %s); %s"
+        raise AssertionError("round %d: lamp %s never %s (lit %s); %s; %s"
                              % (self.round + 1, name, "on" if on else "off", sorted(self.lit()),
-                                self.console.explain() if self.console else "console not read"))
+                                self.console.explain(mark) if self.console
+                                else "console not read", self.story()))
+
+    def story(self) -> str:
+        """What the board and the table did lately, for a failure's message."""
+        vb = self.vb
+        evs = [e for e in self.client.events()["events"] if e["kind"] not in ("pwm", "lamps")]
+        st = self.client.state()
+        return ("board: %d starts, resets %d hard, %d watchdog, %d soft, %d crashes, console "
+                "%s; table: held %s, connected %s; last events %s; console since the round: %s"
+                % (vb.boots, vb.hard_resets, vb.watchdog_resets, vb.soft_resets, vb.crashes,
+                   vb.console_state, st["held"], st["connected"], evs[-12:],
+                   " | ".join(self.console.since(self.round_mark)[-30:]) if self.console
+                   else "-"))
 
     def press(self, key: str) -> None:
         """Until the board has seen the press and the release: the next
         press, of any key, comes after it."""
-        self.client.press(key, ms=PRESS_MS, wait=True)
+        try:
+            self.client.press(key, ms=PRESS_MS, wait=True)
+        except TimeoutError as e:
+            raise AssertionError("round %d: the board never took %s (%s); %s"
+                                 % (self.round + 1, key, e, self.story())) from e
 
     def play(self, dice: tuple[int, int, int] | None) -> None:
         """One round from idle: paid with `dice`, or voided (stacked) if None.
-        Each step waits for the lamp the firmware lights after journaling.
-        (Inputs reach the board in order, and it takes each key after the
-        cover and clasps set before it.)"""
+        Each step waits for the lamp the firmware lights after journaling,
+        or for the board to have taken the cover and clasps (a key pressed
+        as the cover goes on can be taken before it)."""
         c = self.client
-        c.cover_on()
-        c.fasten_clasps()
+        self.round_mark = self.console.mark() if self.console is not None else 0
+        c.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1}, wait_ms=PRESS_MS)
         self.press("shake")
         self.wait_lit("PLACE_BETS")
         rung = c.outputs()["bell"]["on_count"]
@@ -242,8 +264,7 @@ class Board:
         # the dealer lifts the cover once the bell has rung out
         c.wait_for(lambda t: (b := t.outputs()["bell"])["on_count"] > rung and not b["level"],
                    timeout=LAMP_TIMEOUT_S)
-        c.open_clasps()
-        c.cover_off()
+        c.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0}, wait_ms=PRESS_MS)
         if dice is None:
             for k in ("key_void", "key_face_1", "key_confirm"):
                 self.press(k)

@@ -128,6 +128,13 @@ def test_set_press_and_release_reach_the_wire(table):
     c.set("cover", 0)
     assert fb.frame() == (b"I", bytes((34, 1)))
     assert fb.frame() == (b"I", bytes((34, 0)))
+    # a level set for the board's attention: kept, and E once it has taken it
+    assert c.request("set", signal="cover", level=1, ms=40)["held"] is True
+    assert fb.frame() == (b"Q", bytes((34, 1, 1, 0, 40)))
+    assert c.state()["inputs"]["cover"] == 1 and c.state()["held"] == ["cover"]
+    fb.send(b"E", bytes((34,)))
+    c.wait_for(lambda t: t.state()["held"] == [])
+    assert c.state()["inputs"]["cover"] == 1
     # the board gone while it holds a key: the key is released (a key held
     # through the next power-on would change that boot)
     c.press("key_confirm", ms=100)
@@ -521,7 +528,12 @@ while time.ticks_diff(time.ticks_ms(), t0) < 60000 and reads[-3:] != [1, 1, 1]:
         reads.append(v)
     time.sleep_ms(300)  # a starved board: 300 ms between two reads
 print("reads", reads)
-while machine.sim_wire_connected():  # until the host has seen the release
+reads = []
+while time.ticks_diff(time.ticks_ms(), t0) < 120000 and reads[-3:] != [0, 0, 0]:
+    reads.append(key.value())
+    time.sleep_ms(300)
+print("then", reads)
+while machine.sim_wire_connected():  # until the host is done
     time.sleep_ms(20)
     key.value()
 """
@@ -543,8 +555,12 @@ def test_a_starved_board_sees_a_short_press_and_its_release(table, tmp_path):
         assert p.stdout.readline().decode().split() == ["ready", "1"]
         c.press("key_confirm", ms=50, wait=True)
         line = p.stdout.readline().decode()
+        # a level set for its attention: set() returns once it has read it so
+        c.set("key_confirm", 1, wait_ms=50)
+        assert c.state()["inputs"]["key_confirm"] == 1 and c.state()["held"] == []
+        then = p.stdout.readline().decode()
     finally:
         p.kill()
         p.wait()
     assert line.split(None, 1) == ["reads", "[0, 0, 0, 1, 1, 1]\n"], line
-    assert c.state()["inputs"]["key_confirm"] == 0
+    assert then.startswith("then [") and then.rstrip().endswith("0, 0, 0]"), then

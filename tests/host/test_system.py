@@ -83,8 +83,9 @@ def press(client, key):
 
 
 def open_betting(client):
-    client.cover_on()
-    client.fasten_clasps()  # the board takes them before the shake pressed after them
+    # until the board has taken them: a shake pressed as the cover goes on
+    # can be taken before it (and refused)
+    client.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1}, wait_ms=100)
     press(client, "shake")
     if not lamp_on(client, "PLACE_BETS", 6):
         # As a dealer would: a press that came while the table was still
@@ -100,8 +101,7 @@ def play(client, dice):
     wait_lit(client, "PLACE_BETS", on=False)
     # the bell rings (1.5 s) before the dealer lifts the cover
     client.wait_for(lambda t: (b := t.outputs()["bell"])["on_count"] > rung and not b["level"])
-    client.open_clasps()
-    client.cover_off()
+    client.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0}, wait_ms=100)
     for d in dice:
         press(client, "key_face_%d" % d)
     press(client, "key_confirm")
