@@ -155,21 +155,29 @@ class Dealer:
         return False
 
     def press(self, key):
-        self.c.press(key, ms=120)
-        time.sleep(0.25)
+        # until the board has seen the press and the release (simclient)
+        try:
+            self.c.press(key, ms=120, wait=True)
+        except TimeoutError:
+            raise UsageError("the board never took the %s key" % key) from None
+
+    def set_all(self, levels):
+        # until the board has taken them: a key pressed as the cover goes on
+        # (or off) can be taken before it
+        try:
+            self.c.set_all(levels, wait_ms=100)
+        except TimeoutError:
+            raise UsageError("the board never took %s" % ", ".join(sorted(levels))) from None
 
     def step(self, text):
         self.out("dealer: " + text)
         time.sleep(self.pace)
 
     def play(self, n):
-        c = self.c
         self.out("")
         self.out("=== round %d ===" % n)
         self.step("cover on the dome, both clasps fastened")
-        c.cover_on()
-        c.fasten_clasps()
-        time.sleep(0.2)
+        self.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1})
         self.step("shake")
         self.press("shake")
         if not self.wait_lamp("PLACE_BETS", timeout=6.0):
@@ -181,9 +189,7 @@ class Dealer:
         self.press("key_bell")
         self.wait_lamp("PLACE_BETS", on=False)
         time.sleep(1.6)  # the bell rings
-        c.open_clasps()
-        c.cover_off()
-        time.sleep(0.2)
+        self.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0})
         if self.rng.random() < 0.1:
             self.step("dice are stacked: void round")
             for key in ("key_void", "key_face_1", "key_confirm"):
