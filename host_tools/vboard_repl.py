@@ -16,21 +16,22 @@ What it handles, as a board's console behaves:
 * The boot script (sim/vboard_boot.py) prints markers ``ESC _vboard:WHAT ESC
   \\``, which never reach the host: ``boot`` once it runs (boot.py/main.py
   next), ``int`` once it took a KeyboardInterrupt, ``ready`` after
-  boot.py/main.py, ``exit:N`` for a ``sys.exit(N)`` in them.
+  boot.py/main.py, ``again`` (below), ``exit:N`` for a ``sys.exit(N)`` in
+  them.
 * Host input is held while the interpreter boots (the unix port flushes
   unread input when its REPL switches the terminal to raw mode; a board's
   UART keeps it). It is delivered once the first prompt was seen and the
   terminal is raw.
-* Ctrl-C while it boots interrupts boot.py/main.py, as on a board, and
-  never kills the interpreter: the unix port has a SIGINT handler only while
-  code runs, so a Ctrl-C that reached it before its boot script runs, or
-  after the script ends and before its REPL reads, would end it (and the
-  board would have soft-reset where a board does not). So: a Ctrl-C before
-  ``boot`` waits for it; Ctrl-Cs while one is on its way are merged into it
-  (as a board merges them; two SIGINTs before the first is taken also end
-  the unix port) until ``int``; after ``ready`` a Ctrl-C is a byte for the
-  REPL, and the script is answered with ACK (0x06): it waits for that before
-  it ends, so that no SIGINT sent before ``ready`` was seen lands after it.
+* Ctrl-C while it boots interrupts boot.py/main.py, as on a board, and never
+  ends the interpreter (a soft reset no board makes): the unix port has a
+  SIGINT handler only while code runs, and raises the KeyboardInterrupt at
+  once, wherever the code is. So a Ctrl-C before ``boot`` waits for it; one
+  at a time is passed on, the next after ``int`` (Ctrl-Cs meanwhile are
+  merged into it, as a board merges them); after ``ready`` a Ctrl-C is a
+  byte for the REPL, and the script is answered with ACK (0x06), after any
+  Ctrl-C passed on: it ends once it has read it, so that no SIGINT lands
+  after it. A SIGINT that lands as the ACK is read can lose it: the script
+  then says ``again`` and waits for ACK_AGAIN (0x07).
 * Soft reset: the unix port exits on Ctrl-D; a board prints
   ``MPY: soft reboot`` and starts again: in the raw REPL without main.py if
   it was in the raw REPL (the banner is hidden; the raw header comes after

@@ -5,6 +5,7 @@ import signal
 
 from host_tools.vboard_repl import (
     ACK,
+    ACK_AGAIN,
     POWER_ON,
     RAW_HEADER,
     RESET_EXIT,
@@ -128,6 +129,23 @@ def test_a_ctrl_c_still_held_when_boot_ends_is_not_sent():
     f.child_output(BOOT + READY)
     f.host_input(b"\x03")
     assert f.take_child() == ACK  # and none after it
+
+
+def test_a_lost_ack_is_answered_again_and_repeated_markers_change_nothing():
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.child_output(BOOT)
+    f.host_input(b"\x03")
+    f.child_output(READY)
+    assert f.take_child() == b"\x03" + ACK
+    # the SIGINT came as the script read the ACK: it says so, gets 0x07; it
+    # may also repeat what it wrote as the KeyboardInterrupt came
+    f.child_output(b"\x1b_vboard:again\x1b\\" + INT + READY)
+    assert f.take_child() == ACK_AGAIN
+    f.child_output(b">>> ")
+    f.repl_reading()
+    assert f.take_actions() == [("ready",)]
+    assert f.take_host() == b">>> " and f.take_child() == b""
 
 
 def test_lone_newlines_become_crlf_across_reads():
