@@ -130,7 +130,8 @@ def link_pass(ctl):
     # The link task's pass, then (while it opens) one turn of asyncio's loop
     # for its opener task.
     ctl.link_pass(time.ticks_ms())
-    if ctl.link.state == _OPENING:
+    link = ctl.link
+    if link is not None and link.state == _OPENING:
         import asyncio
 
         asyncio.run(_yield())
@@ -292,17 +293,26 @@ def main():
     print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
           before, frozen, on_path)
     meters(ctl)
+    link = None
     if ctl._plan is not None:
-        link_pass(ctl)  # the link task's first pass makes the link (controller.link_pass)
-    link = ctl.link
-    if link is not None:
-        down = link.on_down
+        # Every outage the controller journals (the link's, and its making's)
+        # said to the driver too; set on the class: the instance's attribute
+        # table stays as it is.
+        import controller
 
-        def told(code, detail):
+        told = controller.Controller.link_down
+
+        def down(self, code, detail):
             print("@linkdown", code, detail)
-            down(code, detail)
+            told(self, code, detail)
 
-        link.on_down = told
+        controller.Controller.link_down = down
+        link_pass(ctl)  # the link task's first pass makes the link (controller.link_pass)
+        link = ctl.link
+        if link is None:
+            print("@nolink 0 0 0")
+            sys.exit(5)
+    if link is not None:
         if not link_wait(ctl, lambda: link.is_up and link.subscribed, _LINK_UP_S):
             print("@nolink", link.state, link.fault, link.detail)
             link_line(ctl)
