@@ -157,7 +157,7 @@ class Controller:
         # The link, its status and its outages; None while it cannot be made
         # (a MemoryError: journaled once, tried again a minute later).
         plan = self._plan
-        if time.ticks_diff(now, plan[0]) < 0:
+        if plan is None or time.ticks_diff(now, plan[0]) < 0:
             return None
         try:
             from link.outbox import made
