@@ -63,10 +63,18 @@ class Console(SerialWatch):
         """What went wrong, for a message: the failing lines (each once),
         then the last lines."""
         bad: list[str] = []
-        for ln in self.failing(mark):
-            if ln not in bad:
-                bad.append(ln)
-        return "console: %s; last lines: %s" % (" | ".join(bad[:4]) or "no fault line",
+        lines = self.since(mark)
+        for i, ln in enumerate(lines):
+            if not any(f in ln for f in FAILING) or ln in bad:
+                continue
+            bad.append(ln)
+            if "Traceback" in ln:
+                # the traceback's frames and its error: what a reader needs
+                for nxt in lines[i + 1:i + 12]:
+                    bad.append(nxt.strip())
+                    if not nxt.startswith(" "):
+                        break
+        return "console: %s; last lines: %s" % (" | ".join(bad[:16]) or "no fault line",
                                                 self.tail(mark, 6))
 
 
