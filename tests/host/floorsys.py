@@ -147,14 +147,13 @@ class Site:
 
 
 class Dealer(demo.Dealer):
-    """The demo's dealer at the fast board's pace: keys held 60 ms (the
-    board debounces 5 ms), no pause between steps, no incidents. `hands`:
+    """The demo's dealer at the fast board's pace: each key read pressed by
+    the board for 60 ms (it debounces 5 ms), no pause between steps, no incidents. `hands`:
     held by the test while it cuts the power, so that no key is pressed
     while the board boots (a confirm key held at power-on is the recovery
     mode)."""
 
     press_ms = 60
-    release_s = 0.03
 
     def __init__(self, *a, **kw):
         demo.Dealer.__init__(self, *a, **kw)
