@@ -90,8 +90,9 @@ test: lint mpy-check typecheck vm32-if-src test-py test-mp test-board
 # cuts, on the 32-bit VM (.mpy and frozen) and the 64-bit port. The floor
 # link (bench_link: the link's own figures, then the whole table's: journaled
 # -> stored over TLS, a full backlog's drain, the boot on it) and the floor
-# service (bench_floor: ingest of 200 tables, latency) need mosquitto: without
-# it they say so in one line.
+# service (bench_floor: ingest of 200 tables, latency) need mosquitto, the
+# floor view (bench_floor_web) mosquitto and Chromium: without them each says
+# so in one line.
 bench: setup
 	$(MPY) bench/bench_settle.py
 	$(BIN)/python -c "from host_tools.mprun import compile_trees; compile_trees()"
@@ -103,6 +104,7 @@ bench: setup
 	$(BIN)/python bench/bench_deploy.py
 	$(BIN)/python bench/bench_link.py
 	$(BIN)/python bench/bench_floor.py
+	$(BIN)/python bench/bench_floor_web.py
 
 # The long runs of the reliability campaign (about 25 minutes; figures and what
 # they prove: README.md, Reliability). `make test` runs short versions of each.
