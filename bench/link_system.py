@@ -133,33 +133,48 @@ def latency(folder, rounds):
 
 # ---- a full backlog ------------------------------------------------------------------------
 
-def floor_board(folder, tls):
+def floor_board(folder, tls, port=None):
     """A copy of bench/virtual-fast.json with a floor section (the tests'
-    site), written into folder."""
+    site), written into folder; port: the broker's (the simulated machine
+    without the virtual board's relay connects there)."""
     from floorsys import BROKER_NAME, FAST_BOARD, SITE, WIFI
 
     with open(FAST_BOARD, encoding="utf-8") as f:
         board = json.load(f)
     board["floor"] = {"site": SITE, "table": "T01", "broker": "127.0.0.1",
-                      "port": 8883 if tls else 1883, "tls": tls, "server_name": BROKER_NAME,
-                      "wifi": WIFI}
+                      "port": port or (8883 if tls else 1883), "tls": tls,
+                      "server_name": BROKER_NAME, "wifi": WIFI}
     path = os.path.join(folder, "board-%s.json" % ("tls" if tls else "plain"))
     with open(path, "w", encoding="utf-8") as f:
         json.dump(board, f)
     return path
 
 
-def fill_backlog(folder):
+def lone_broker(folder):
+    """A mosquitto with the site's ACL and the table's password, and no floor
+    service: the table's link connects and publishes, the broker takes every
+    publish and nobody acknowledges one (the floor service down)."""
+    from floorsys import SITE, password_of
+
+    from host_tools.broker import Broker
+    from host_tools.floor import site
+
+    return Broker(os.path.join(folder, "mq"), acl=site.acl_text(SITE), plain_acl=True,
+                  passwords={"T01": password_of("T01")}).start()
+
+
+def fill_backlog(folder, broker):
     """A journal that holds a full backlog (nothing acknowledged), made by
-    the firmware on the simulated machine (heap_worker's fill; its link has
-    no network there); returns (its folder, rounds, records, bytes)."""
+    the firmware on the simulated machine (heap_worker's fill, its link
+    connected to `broker`, where no floor service acknowledges); returns
+    (its folder, rounds, records, bytes)."""
     import board_heap
     from floorsys import TABLE, password_of
 
     from sicbo import journal as J
     from sicbo import records as R
 
-    board = floor_board(folder, False)
+    board = floor_board(folder, False, broker.port)
     board_heap.compile_all()
     exe = board_heap.VM32 if os.path.exists(board_heap.VM32) else board_heap.PORT64
     base = board_heap.new_folder("backlog", board=board, table=TABLE)
@@ -256,31 +271,38 @@ def vm32_boots(backlog):
                         os.remove(os.path.join(folder, n))
             heap = heaps.BOARD_HEAP
             t0 = time.monotonic()
-            r = board_heap.power_on(interp, folder, str(heap), "play", 0, 0, 1, 1)
+            # one round: with no round to play the worker would wait for
+            # the floor to acknowledge the journal, which nobody does here
+            r = board_heap.power_on(interp, folder, str(heap), "play", 1, 0, 1, 1)
             seconds = time.monotonic() - t0
             why = r.failure()
             if why:
                 print("%s, %s, heap %d: did not boot: %s" % (name, what, heap, why))
             else:
-                print("%s, %s (%d bytes of journal), heap %d: boot %.2f s (the process, to "
-                      "the running table; x86, not the ESP32's time), heap in use after boot "
-                      "%d bytes (%.1f KiB)" % (name, what, board_heap.journal_bytes(folder),
-                                               heap, seconds, r.boot[2], r.boot[2] / 1024.0))
+                print("%s, %s (%d bytes of journal), heap %d: %.2f s for the process (boot, "
+                      "the link connected, one round; x86, not the ESP32's time), heap in "
+                      "use after boot %d bytes (%.1f KiB), with the link up %s bytes"
+                      % (name, what, board_heap.journal_bytes(folder), heap, seconds,
+                         r.boot[2], r.boot[2] / 1024.0, r.link_up_heap))
             shutil.rmtree(folder, ignore_errors=True)
 
 
 def main(rounds=40):
     folder = tempfile.mkdtemp(prefix="sicbo-bench-floor-link-")
+    broker = None
     try:
         latency(os.path.join(folder, "latency"), rounds)
         os.makedirs(os.path.join(folder, "fill"))
-        backlog, n_rounds, n_recs, size, exe = fill_backlog(os.path.join(folder, "fill"))
+        broker = lone_broker(os.path.join(folder, "fill"))
+        backlog, n_rounds, n_recs, size, exe = fill_backlog(os.path.join(folder, "fill"), broker)
         print("a full backlog (the table file's budget, 1,000 rounds' worth; journaled by the "
               "firmware on %s with nothing acknowledged): %d rounds, %d records, %d bytes"
               % (os.path.relpath(exe, REPO), n_rounds, n_recs, size))
         drain(os.path.join(folder, "drain"), backlog)
         vm32_boots(backlog)
     finally:
+        if broker is not None:
+            broker.stop()
         shutil.rmtree(folder, ignore_errors=True)
 
 
