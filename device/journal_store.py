@@ -12,8 +12,14 @@
 # power cut stays at the end of its segment; only rotation deletes, so boots
 # and resets never push history out.
 #
-# Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir: the same code
-# runs on the unix port and on the ESP32's littlefs.
+# With a key file in the folder (KEY_NAME: the table was provisioned, see
+# sicbo/chain.py and docs/tamper-evidence.md) every record is sealed with its
+# MAC as it is written, and the key file is written again after each append's
+# flush: a power cut between the two leaves the key file behind the journal,
+# never ahead, and boot() catches it up from the journal's records.
+#
+# Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir/rename:
+# the same code runs on the unix port and on the ESP32's littlefs.
 
 import os
 
@@ -25,6 +31,9 @@ from sicbo.journal import u32, valid_at
 _WINDOW = const(2048)  # the read window: two records of the largest (R.MAX_LEN)
 _PREFIX = "j"
 _SUFFIX = ".log"
+KEY_NAME = "chain.key"  # the chain's key file (sicbo/chain.py), in the journal's folder
+_KEY_TMP = "chain.tmp"  # written, then renamed over KEY_NAME
+PROVISION_NAME = "chain.new"  # a provisioning that the next boot takes (startup.py)
 
 
 def _number(name):
@@ -59,9 +68,11 @@ def _boundary(buf, have, eof):
 
 
 class JournalStore:
-    def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None):
+    def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None, room=0):
         # checkpoint: None, or a callable returning the sealed record(s) that
-        # start each segment opened by rotation (meters.checkpoint).
+        # start each segment opened by rotation (meters.checkpoint). room:
+        # the largest record appended alone (a meters checkpoint), which the
+        # chain's buffer holds.
         self.folder = folder
         self.checkpoint = checkpoint
         self.segment_bytes = segment_bytes
@@ -85,6 +96,9 @@ class JournalStore:
         self.appends = 0
         self.bytes_written = 0
         self.deleted = 0
+        self.chain = None
+        self.key_saves = 0
+        self.open_chain(room)
 
     def path(self, n):
         return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
@@ -151,8 +165,12 @@ class JournalStore:
         """Give every segment's bytes, oldest first, to feed(memoryview) (the
         round machine, its meters with it), then open a new segment for this boot's
         records. buf: the read buffer (read_buffer()), allocated early."""
+        if buf is None:
+            buf = self.read_buffer()
         for piece in self.read_all(buf):
             feed(piece)
+        if self.chain is not None:
+            self.catch_up(buf)
         # No pruning here: only rotation deletes, right after it has written a
         # checkpoint (the meters of what goes) at the head of the new segment.
         # A boot, or diag opening the journal to add a record, deletes nothing.
@@ -173,8 +191,15 @@ class JournalStore:
         f = self.f
         if f is None:
             raise OSError("journal segment not open")
+        ch = self.chain
+        if ch is not None:
+            if not ch.ready:
+                self.catch_up()
+            data = ch.seal(data, len(data))
         f.write(data)
         f.flush()
+        if ch is not None:
+            self._save_chain()  # after the flush: never ahead of the journal
         seg = self.segs[-1]
         if seg[1] <= 0 and len(data) >= 8:
             seg[1] = u32(data, R.OFF_SEQ)
@@ -246,3 +271,75 @@ class JournalStore:
         if self.f is not None:
             self.f.close()
             self.f = None
+
+    # ---- the chain (sicbo/chain.py) ----------------------------------------------------
+
+    def open_chain(self, room=0):
+        """Take the key file, if the folder has one (a damaged one is
+        ignored: chain_damaged; the records go without MACs)."""
+        self.chain_damaged = False
+        try:
+            f = open(self.folder + "/" + KEY_NAME, "rb")
+        except OSError:
+            return
+        with f:
+            data = f.read()
+        from sicbo.chain import Chain, parse
+
+        if parse(data):
+            self.chain = Chain(data, room)
+        else:
+            self.chain_damaged = True
+
+    def set_chain(self, chain):
+        """Start sealing with `chain` (a provisioning just taken), its key
+        file written first."""
+        self.chain = chain
+        chain.ready = True  # a new chain: nothing of it is in the journal yet
+        self._save_chain()
+
+    def _save_chain(self):
+        tmp = self.folder + "/" + _KEY_TMP
+        with open(tmp, "wb") as f:
+            f.write(self.chain.pack())
+        os.rename(tmp, self.folder + "/" + KEY_NAME)
+        self.key_saves += 1
+
+    def catch_up(self, buf=None):
+        """The key file behind the journal (a power cut between an append's
+        flush and its key file): its chain follows the journal's records it
+        does not know, from the newest segment that starts at or before its
+        next sequence number (boot() does this; a store opened without
+        boot() at its first append)."""
+        ch = self.chain
+        ch.ready = True
+        segs = self.segs
+        start = 0
+        for i in range(len(segs)):
+            if 0 < segs[i][1] <= ch.seq:
+                start = i
+        if buf is None:
+            buf = self.read_buffer()
+        for i in range(start, len(segs)):
+            for piece in self.pieces(segs[i][0], buf):
+                ch.follow_all(piece)
+
+    def chain_next(self, rs):
+        """Before a writer (the round machine, diag: a RoundState that read the
+        journal) makes records: the chain caught up with the journal, and rs's
+        sequence numbers moved past the chain's, should the key file be ahead
+        of the journal (records lost after they were flushed): a key is never
+        asked to sign a number it has moved past."""
+        ch = self.chain
+        if ch is None:
+            return
+        if not ch.ready:
+            self.catch_up()
+        if ch.seq > rs.seq + 1:
+            rs.seq = ch.seq - 1
+
+    def head(self):
+        """The chain's head, "SEQ:HASH" (sicbo.chain.head_text), or None
+        without a chain or before its first record: what the floor link
+        publishes (retained) on the table's head topic."""
+        return self.chain.head_text() if self.chain is not None else None

@@ -9,7 +9,8 @@
 #             of the running table, while the heap is whole
 #   hardware  the adapters, all off (the lamps first: the fault pattern)
 #   replay    the journal through the one buffer, its garbage collected;
-#             faults of earlier boots journaled
+#             a provisioning taken (the MAC chain, stage_chain); faults of
+#             earlier boots journaled
 #   resume    the approval check (fails closed without a clock), the round
 #             resumed, the watchdog armed last
 #
@@ -18,6 +19,7 @@
 # it close to the running table's (docs/design.md, Heap).
 
 import gc
+import struct
 import time
 
 import memory
@@ -25,6 +27,7 @@ import tablefiles
 from micropython import const
 
 from sicbo import events as E
+from sicbo import records as R
 
 _NONE = const(0)
 _RESTART = const(1)  # the files were checked and cached: start again
@@ -115,7 +118,7 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     _need(faults, "journal_store")
     from journal_store import JournalStore
 
-    store = JournalStore(journal_dir)
+    store = JournalStore(journal_dir, room=_checkpoint_len(table))
     buf = store.read_buffer()
     _need(faults, "sicbo.meters")
     _need(faults, "sicbo.roundmachine")
@@ -166,8 +169,58 @@ def stage_replay(faults, ctl, buf):
     store.boot(ctl.m.feed, buf)
     del buf
     gc.collect()
+    stage_chain(ctl)
     faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
     faults.journal_pending(ctl.journal_fault)
+
+
+def _checkpoint_len(table):
+    # A meters checkpoint of this table, sealed: the largest record the
+    # journal's store appends alone (its chain's buffer holds it).
+    return (R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
+            + R.METERS_CHAIN + R.CRC_LEN + R.MAC_LEN)
+
+
+def stage_chain(ctl):
+    """The journal's MAC chain (sicbo/chain.py): a provisioning that `sicbo
+    deploy --provision` left beside the journal taken (its key file written,
+    the provisioning file deleted: the first key does not stay on the board),
+    the round machine's numbers moved past the chain's, then the chain's
+    first record, J_PROVISION, written under its first key, if it is not in
+    the journal yet (a power cut can come between any two of these)."""
+    import os
+
+    from journal_store import PROVISION_NAME
+
+    store = ctl.store
+    m = ctl.m
+    path = store.folder + "/" + PROVISION_NAME
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = None
+    if data is not None:
+        from sicbo.chain import Chain, parse
+
+        old = store.chain
+        if not parse(data):
+            (ctl.log or print)("sicbo: provisioning file damaged: not taken (provision again)")
+        elif old is None or old.ident != Chain(data).ident:
+            new = Chain(data, _checkpoint_len(ctl.table))
+            new.previous = old.ident if old is not None else 0
+            store.set_chain(new)
+        del data
+        os.remove(path)
+    ch = store.chain
+    if ch is None:
+        return
+    store.chain_next(m)
+    if not ch.first:
+        now = time.ticks_ms()
+        b = bytearray(R.PAYLOAD)
+        struct.pack_into("<II", b, R.P_CHAIN, ch.ident, ch.previous)
+        store.append(m.encode_next(R.J_PROVISION, b, now, ctl.wall.seconds(now)), m.open_seq)
 
 
 def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):

@@ -11,6 +11,7 @@
 import datetime
 import json
 import os
+import sqlite3
 
 from host_tools.cli import UsageError
 
@@ -37,6 +38,10 @@ def add_arguments(p):
     p.add_argument("--batch", type=int, default=2000, help="records per commit, at most")
     p.add_argument("--protocol", choices=("5", "311"), default="5",
                    help="MQTT version of the floor's session (default 5)")
+    p.add_argument("--keys", metavar="KEYSTORE", action="append", default=[],
+                   help="a key store of the site's tables (sicbo deploy --provision; repeat "
+                        "for several): every record verified against its table's MAC chain "
+                        "as it is stored, failures raised as alarms")
     sub = p.add_subparsers(dest="action", metavar="ACTION")
     r = sub.add_parser("records", help="the records a store holds")
     r.add_argument("--db", metavar="FILE", required=True)
@@ -86,6 +91,23 @@ def host_port(text):
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise UsageError("--broker %r is not HOST:PORT" % text)
     return host, int(port)
+
+
+def _keys(paths):
+    # Every key store given, as one (chain ids are random u32s: one taken
+    # twice is refused).
+    if not paths:
+        return None
+    from host_tools import keystore
+
+    merged = keystore.KeyStore(", ".join(paths))
+    for path in paths:
+        for c in keystore.load(path).chains:
+            if merged.get(c.id) is not None:
+                raise UsageError("provisioning %d is in more than one of the key stores %s"
+                                 % (c.id, ", ".join(paths)))
+            merged.chains.append(c)
+    return merged
 
 
 def _table(path):
@@ -144,7 +166,8 @@ def _serve(args):
                            username=args.username, password=password, cafile=args.cafile,
                            certfile=args.cert, keyfile=args.key,
                            table=_table(args.table_file), commit_ms=args.commit_ms,
-                           batch=args.batch, protocol=int(args.protocol))
+                           batch=args.batch, protocol=int(args.protocol),
+                           keys=_keys(args.keys))
     try:
         return service.serve(opts)
     except store.StoreError as e:
@@ -247,6 +270,13 @@ def tables_of(conn):
         d["online"] = None if d["online"] is None else bool(d["online"])
         d["last_seen"] = _when(d["last_seen"])
         out.append(d)
+    try:
+        heads = {tid: "%d:%s" % (seq, h) for tid, seq, h in
+                 conn.execute("SELECT table_id, seq, hash FROM heads")}
+    except sqlite3.OperationalError:  # a store from before the chain's heads
+        heads = {}
+    for d in out:
+        d["head"] = heads.get(d["table"])  # the highest chain head it published (SEQ:HASH)
     return out
 
 
@@ -268,6 +298,8 @@ def _tables(args):
             d["state"] or "?", d["round"] if d["round"] is not None else "?", d["last_seq"],
             d["acked"], d["open_gaps"], d["lost"], d["damaged"], d["duplicates"],
             d["conflicts"], d["rejected"]))
+        if d["head"]:
+            print("%-12s head %s" % ("", d["head"]))
     return 0
 
 
