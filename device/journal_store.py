@@ -299,9 +299,12 @@ class JournalStore:
         self._save_chain()
 
     def _save_chain(self):
+        ch = self.chain
+        if ch is None:
+            return
         tmp = self.folder + "/" + _KEY_TMP
         with open(tmp, "wb") as f:
-            f.write(self.chain.pack())
+            f.write(ch.pack())
         os.rename(tmp, self.folder + "/" + KEY_NAME)
         self.key_saves += 1
 
@@ -312,6 +315,8 @@ class JournalStore:
         next sequence number (boot() does this; a store opened without
         boot() at its first append)."""
         ch = self.chain
+        if ch is None:
+            return
         ch.ready = True
         segs = self.segs
         start = 0

@@ -247,8 +247,8 @@ def verify(found, stretches, store, head=None):
     rep.records = len(items)
     for seg, off, n, kind in stretches:
         if kind == "torn":
-            rep.notes.append("%s @%d: %d bytes torn at the end of the segment (a record cut by "
-                             "a power cut): never used" % (seg, off, n))
+            rep.notes.append("%s @%d: %d bytes of a record cut by a power cut: never used"
+                             % (seg, off, n))
     if not items:
         rep.add("unverifiable", "the journal has no records")
         return rep
@@ -322,11 +322,12 @@ def verify(found, stretches, store, head=None):
         seen[it.seq] = it
         top = max(top, it.seq)
     held = set(seen)
+    top = max(seen) if seen else 0
     for it in items:
         if it.kind == "renumbered":
             held.add(it.seq - it.moved)
-        elif it.kind == "replayed":
-            held.add(it.seq)
+        elif it.kind == "replayed" and it.seq <= top:
+            held.add(it.seq)  # in the place of one of this journal's records
     for it in items:
         if it.kind == "replayed":
             other = book.table_of(it.chain)
@@ -357,7 +358,7 @@ def verify(found, stretches, store, head=None):
                if kind == "corrupt"]
     explained = set()
     nums = sorted(s for s in held if s >= start)
-    for a, b in zip(nums, nums[1:]):
+    for a, b in zip(nums, nums[1:], strict=False):
         if b == a + 1:
             continue
         lo = genuine_pos.get(a)
@@ -445,6 +446,20 @@ def verify(found, stretches, store, head=None):
             rep.add("unchecked", "no chain hash is known at seq %d: its record is not in the "
                     "journal, or no checkpoint or provisioning before it is" % hs, seq=hs)
     return rep
+
+
+def cut_short(data, off, n, next_seq):
+    """True when the n bytes at data[off] that are not a record are one cut
+    by a power cut: segments pulled into one file (sicbo diag
+    --pull-journal) put a record torn at the end of its segment before the
+    next segment's first record. They start as a record, stop short of its
+    length, and its number (when it has one) is the next record's: the
+    number was used again after the cut."""
+    if n < 1 or data[off] != R.MAGIC:
+        return False
+    if n >= 4 and (data[off + 2] | data[off + 3] << 8) <= n:
+        return False  # as long as it says it is: a whole record whose CRC fails
+    return n < 8 or next_seq is None or u32(data, off + R.OFF_SEQ) == next_seq
 
 
 class Stream:

@@ -18,8 +18,7 @@ from micropython import const
 
 from sicbo import events as E
 from sicbo import records as R
-from sicbo.journal import (FOLLOWS, Scanner, check_payload, encode, plain_len, put_header,
-                           u32)
+from sicbo.journal import FOLLOWS, Scanner, check_payload, encode, plain_len, put_header, u32
 
 KEEP_DAMAGE = const(3)  # damaged records remembered one by one for J_DAMAGE
 _MAX_SENSORS = const(16)  # sensor ids are below this (RoundState.faults is a bit each)

@@ -376,7 +376,8 @@ def verification(segs, store, head=None):
         off = 0
         for o in offs:
             if o > off:
-                stretches.append((name, off, o - off, "corrupt"))
+                torn = chaincheck.cut_short(data, off, o - off, journal.u32(data, o + 4))
+                stretches.append((name, off, o - off, "torn" if torn else "corrupt"))
             n = data[o + 2] | data[o + 3] << 8
             found.append((name, o, data[o:o + n]))
             off = o + n
