@@ -13,8 +13,20 @@ import re
 import shutil
 
 import pytest
-from attacker import (TYPE_PROVISION, TYPE_RESULT, fix_crc, has_mac, index_of, join, kind,
-                      poke, seq, split, with_seq, without_mac)
+from attacker import (
+    TYPE_PROVISION,
+    TYPE_RESULT,
+    fix_crc,
+    has_mac,
+    index_of,
+    join,
+    kind,
+    poke,
+    seq,
+    split,
+    with_seq,
+    without_mac,
+)
 from test_system import BOARD, HEAP, TABLE, open_betting, play, wait_app
 
 from host_tools.cli import main
