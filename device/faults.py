@@ -96,8 +96,9 @@ class Faults:
     def what(self, e, stage):
         """What failed, for people: the stage, the module being loaded (and
         its file: start-up names it), the exception."""
-        where = " loading " + self.module if self.module is not None else ""
-        return "stage %d%s: %s %s" % (stage, where, type(e).__name__, e)
+        if self.module is not None:
+            return "stage %d loading %s: %s %s" % (stage, self.module, type(e).__name__, e)
+        return "stage %d: %s %s" % (stage, type(e).__name__, e)
 
     def contain(self, e, stage=None, detail=0):
         """Best effort, each step on its own: outputs off, the fault lamps,
@@ -138,7 +139,11 @@ class Faults:
         entries.append([stage, kind, detail, journaled, text])
         write_file(n, entries, self.path)
         try:
-            self.log("sicbo: FAULT in " + text)
+            if self.module is not None:
+                self.log("sicbo: FAULT in stage %d loading %s: %s %s"
+                         % (stage, self.module, type(e).__name__, e))
+            else:
+                self.log("sicbo: FAULT in stage %d: %s %s" % (stage, type(e).__name__, e))
         except Exception:  # noqa: BLE001
             pass
         return n

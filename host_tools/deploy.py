@@ -27,7 +27,15 @@ the functions it needs and one call (agent_code). A deploy is:
    a bytes repr, ~12x the round trips and ~1.7x the bytes), then one ``exec``
    that hashes every file of the new manifest on the board and, only if all
    match, writes ``/manifest.json`` (last) and removes ``manifest.prev``;
-3. ``rtc --set`` and ``reset``, so that main.py starts the app.
+3. the reset, typed at the board's REPL over the serial port with the clock
+   set first (UTC, host_tools/boardstate.py), so that main.py starts the app;
+   the port stays open through the reset, and the board's own first start-up
+   line (running, refused and why, out of service, ...) is read and reported,
+   never assumed. A board up to date gets its app started again the same way
+   (typed at its REPL after the probe) and its start-up line read.
+
+The port is held for the whole deploy (host_tools/portlock.py): a deploy
+refuses a port that `sicbo console` or the demo holds, in one line.
 
 Everything local is checked before the board is touched: the board and table
 files with the firmware's own rules (sicbo.board.parse_board,
@@ -50,7 +58,6 @@ file is harmless if the image has one and the entry if it has not.
 import ast
 import concurrent.futures
 import copy
-import datetime
 import hashlib
 import json
 import os
@@ -90,11 +97,16 @@ KIND_FROZEN = "frozen"  # the code is frozen into the firmware image (module fro
 ARCHS = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
          "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc")
 MPREMOTE_TIMEOUT = 120
-RESET_SETTLE = 1.0  # s after `mpremote reset` (ESP32: ~0.1 s of mpremote's sleep + boot)
+# s to wait after a reset whose start-up is not read (watch=0): bytes sent to
+# a board while it reboots are lost.
+RESET_SETTLE = 1.0
 
 
 class DeployError(UsageError):
-    """A refused deploy: one line for the technician."""
+    """A refused deploy: one line for the technician. `output`: what the
+    board printed before mpremote failed, if anything."""
+
+    output = ""
 
 
 # -- what goes on the board --------------------------------------------------
@@ -354,7 +366,9 @@ class MpRemote:
             raise DeployError("no answer from %s within %d s" % (self.port, self.timeout)) \
                 from None
         if r.returncode:
-            raise self.error(r.stdout, r.stderr)
+            err = self.error(r.stdout, r.stderr)
+            err.output = r.stdout  # what the board printed, a traceback included
+            raise err
         return r.stdout
 
     def error(self, out, err):
@@ -363,6 +377,10 @@ class MpRemote:
         both = out + err
         if "failed to access" in both or "could not open port" in both \
                 or "No such file" in both:
+            if os.path.exists(self.port) and "No such file" not in both:
+                # mpremote opens a port exclusively: another program has it
+                return DeployError("%s is in use by another program (mpremote: %s): one "
+                                   "program at a time on a serial port" % (self.port, last))
             return DeployError("nothing at the port %s (%s)" % (self.port, last))
         if "could not enter raw repl" in both or "could not exec command" in both:
             return DeployError("%s does not answer as MicroPython (no raw REPL): %s"
@@ -481,6 +499,14 @@ def _marked(out, mark):
     raise DeployError("unexpected answer from the board: %s" % (out.strip()[-200:] or "nothing"))
 
 
+def start_code(clock=None):
+    """The call that, after a probe in the same interpreter session, sets the
+    clock (UTC) and starts the app of a board found up to date."""
+    from host_tools.boardstate import clock_tuple
+
+    return "sd_start(sd_ok, %r)" % (tuple(clock or clock_tuple()),)
+
+
 def probe(mp, paths, want=None, start=False):
     """What the board is and runs, in one mpremote run: info dict with "name",
     "version", "mpy", "platform", "frozen" (the firmware's CODE_SHA256 if it is
@@ -492,16 +518,14 @@ def probe(mp, paths, want=None, start=False):
     the files the manifest lists and of any .py beside a .mpy of them.
     `want`: {"code": code hash, "compiler": mpy-cross version line, "files":
     {path: sha256} of the entry and configuration files}; None never matches.
-    With `start`, a current board gets its clock set (as `mpremote rtc --set`
-    would) and its app started again in the same connection (the probe's
-    Ctrl-C stopped it), without a reset."""
+    With `start`, a current board gets its clock set (UTC) and its app
+    started again in the same connection (the probe's Ctrl-C stopped it),
+    without a reset; nobody hears its start-up then (deploy() starts it
+    itself, by typing start_code() at the REPL, and reads it)."""
     want = want or {"code": "", "compiler": "", "files": {}}
     chain = ["exec", probe_code(paths, want)]
     if start:
-        now = datetime.datetime.now()  # as `mpremote rtc --set` gives it
-        chain += ["+", "exec", "--no-follow", "sd_start(sd_ok, %r)" % (
-            (now.year, now.month, now.day, now.weekday(), now.hour, now.minute, now.second,
-             now.microsecond),)]
+        chain += ["+", "exec", "--no-follow", start_code()]
     out = mp.run(*chain)
     info = _marked(out, "SICBO-PROBE")
     if info.get("name") != "micropython":
@@ -533,7 +557,9 @@ class Report:
         self.kind = KIND_DEPLOYED
         self.code = ""  # the code hash the board runs
         self.current = False  # nothing to do: no copy, no reset
-        self.reset = False
+        self.reset = False  # reset, or (current) its app started again
+        self.states = []  # boardstate.BoardState lines the board printed after that
+        self.watched = 0.0  # s they were waited for (0: not read)
         self.provisioned = None  # keystore.Provisioning made by --provision
 
     def running(self):
@@ -545,16 +571,34 @@ class Report:
         m = self.manifest or {}
         what = "%s (firmware %s, revision %s, mpy v%s)" % (
             self.running(), m.get("firmware") or "?", m.get("revision") or "?", self.mpy)
+        runs = plural(self.mpremote_runs, "mpremote run")
         if self.current:
-            return ("board up to date: %s: %d files verified, nothing copied, no reset%s, "
-                    "%d mpremote run%s, %.1f s"
-                    % (what, self.unchanged, ", app restarted" if self.reset else "",
-                       self.mpremote_runs, "" if self.mpremote_runs == 1 else "s",
-                       self.seconds))
-        return ("%s: %d copied (%d bytes), %d removed, %d unchanged, "
-                "%d mpremote runs, %.1f s"
-                % (what, len(self.copied), self.bytes_copied, len(self.removed),
-                   self.unchanged, self.mpremote_runs, self.seconds))
+            return ("board up to date: %s: %s verified, nothing copied, no reset%s, "
+                    "%s, %.1f s"
+                    % (what, plural(self.unchanged, "file"),
+                       ", app restarted" if self.reset else "", runs, self.seconds))
+        return ("%s: %d copied (%s), %d removed, %d unchanged, %s, %.1f s"
+                % (what, len(self.copied), plural(self.bytes_copied, "byte"),
+                   len(self.removed), self.unchanged, runs, self.seconds))
+
+    def board_lines(self, port="PORT"):
+        """What the board said after its reset (or its app's start), for
+        people: its start-up lines and what to do if it does not run."""
+        from host_tools import boardstate
+
+        if not self.reset or not self.watched:
+            return []
+        head = "board: " if self.current else "board reset: "
+        out = [head + line for line in boardstate.summary(self.states, self.watched)]
+        last = self.states[-1] if self.states else None
+        if last is not None and last.settled and last.advice(port):
+            out.append("  do: " + last.advice(port))
+        return out
+
+
+def plural(n, word):
+    """'1 file', '2 files'."""
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
 def _text_sha(text):
@@ -611,9 +655,11 @@ def _marked_text(out, mark):
 
 
 def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None,
-           mpremote=None, hook=None, settle=RESET_SETTLE, provision_to=None, table_id=None):
+           mpremote=None, hook=None, settle=RESET_SETTLE, watch=None, provision_to=None,
+           table_id=None):
     """Deploys device/ plus the board and table files to the board at `port`.
-    Returns a Report; raises DeployError (a UsageError) when refused.
+    Returns a Report; raises DeployError (a UsageError) when refused, and
+    PortBusy when another program holds the port (host_tools/portlock.py).
 
     A board already up to date (its manifest names this tree's code hash, the
     same compiler and configuration, and every file it lists verifies) takes
@@ -623,18 +669,40 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     installed, and code files that a deploy left are removed (they would
     shadow the frozen modules).
     `hook(stage)` is called between steps (tests use it to interrupt).
-    After a reset it waits `settle` seconds: bytes sent to a board while it
-    reboots are lost, so the next command would fail to reach its REPL.
+    After the reset (or the app's start), the board's start-up lines are read
+    for up to `watch` seconds (boardstate.BOOT_TIMEOUT_S by default) into
+    report.states and logged; watch=0 reads nothing, and then waits `settle`
+    seconds after a reset: bytes sent to a board while it reboots are lost.
     provision_to: a key store's path: a new MAC chain for the table
     (`table_id`, else the board file's floor.table) before anything else
     (provision())."""
+    from host_tools.boardstate import BOOT_TIMEOUT_S
+    from host_tools.portlock import PortLock
+
+    if watch is None:
+        watch = BOOT_TIMEOUT_S
+    report = Report()
+    board_text, table_text, board, table = check_config(board_path, table_path)
+    log = log or (lambda text: None)
+    mp = mpremote or MpRemote(port)
+    mp.check_port()
+    with PortLock(port, "sicbo deploy") as lock:
+        if provision_to is not None:
+            tid = table_id or table_id_of(board_text)
+            if not tid:
+                raise DeployError("--provision needs the table's id: --table-id ID (the board "
+                                  "file %s has no floor.table)" % board_path)
+            report.provisioned = provision(mp, provision_to, tid, log)
+        return _deploy(report, port, (board_text, table_text, board, table), device_dir,
+                       reset, log, mp, hook, settle, watch, lock)
+
+
+def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, watch, lock):
     from sicbo import FIRMWARE_VERSION
 
     t0 = time.monotonic()
-    log = log or (lambda text: None)
     hook = hook or (lambda stage: None)
-    report = Report()
-    board_text, table_text, board, table = check_config(board_path, table_path)
+    board_text, table_text, board, table = checked
     sources = plan_sources(device_dir)
     if not sources:
         raise DeployError("nothing to deploy in %s" % device_dir)
@@ -646,17 +714,9 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     cache_text = config_cache(board_text, table_text, board, table)
     config[CACHE_FILE] = _text_sha(cache_text)
     compiler = mpy_cross_version_line()
-    mp = mpremote or MpRemote(port)
-    mp.check_port()
-    if provision_to is not None:
-        tid = table_id or table_id_of(board_text)
-        if not tid:
-            raise DeployError("--provision needs the table's id: --table-id ID (the board file "
-                              "%s has no floor.table)" % board_path)
-        report.provisioned = provision(mp, provision_to, tid, log)
     paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE, CACHE_FILE]
     info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config},
-                 start=reset)
+                 start=reset and not watch)
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
     report.mpy = "%d.%d" % (ver, sub)
     frozen = info.get("frozen")
@@ -674,12 +734,17 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         report.reset = reset
         report.manifest = info["manifest"]
         report.unchanged = len(paths) if not frozen else len(config)
-        log("board up to date: %s, nothing copied, no reset%s" % (
-            report.running(), "; the app started again" if reset else ""))
+        if reset and watch:
+            # typed at the REPL, in the probe's session: its start-up is heard
+            _watch(report, port, (start_code() + "\r").encode(), lock, watch)
         report.mpremote_runs = mp.runs
         report.seconds = time.monotonic() - t0
         return report
     hook("probed")
+    # Once per deploy of the files (a board up to date has had them shown):
+    # what the board file accepts with a reason (a strapping pin, ...).
+    for w in getattr(board, "warnings", None) or ():
+        log("board file: " + w)
     on_board = info["hashes"]
     with tempfile.TemporaryDirectory(prefix="sicbo-deploy-") as stage:
         if frozen:
@@ -727,17 +792,44 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
                               "no manifest; deploy again" % ", ".join(bad))
         report.copied = changed
         report.removed = stale
-        log("copied %d files (%d bytes), removed %d, verified %d: %s" % (
-            len(changed), report.bytes_copied, len(report.removed), len(files),
-            report.running()))
+        log("copied %s (%s), removed %d, every hash verified on the board (%s)" % (
+            plural(len(changed), "file"), plural(report.bytes_copied, "byte"),
+            len(report.removed), plural(len(files), "file")))
     hook("verified")
     if reset:
-        # The board's clock from this computer's: journal records carry the
-        # wall-clock time only once the RTC has been set (it survives the reset).
-        mp.run("rtc", "--set", "+", "reset")
+        # The board's clock from this computer's (UTC): journal records carry
+        # the wall-clock time only once the RTC has been set (it survives the
+        # reset).
         report.reset = True
-        log("board reset: the app starts")
-        time.sleep(settle)
+        if watch:
+            from host_tools.boardstate import clock_tuple, reset_code
+
+            _watch(report, port, reset_code(clock_tuple()), lock, watch)
+        else:
+            from host_tools.boardstate import clock_tuple
+
+            mp.run("exec", clock_exec(clock_tuple()), "+", "reset")
+            time.sleep(settle)
     report.mpremote_runs = mp.runs
     report.seconds = time.monotonic() - t0
     return report
+
+
+def clock_exec(clock):
+    """mpremote exec code that sets the board's clock (a tuple as
+    machine.RTC().datetime() takes it)."""
+    return "import machine; machine.RTC().datetime(%r)" % (tuple(clock),)
+
+
+def _watch(report, port, code, lock, watch):
+    """Types code at the board's REPL and reads its start-up (report.states)."""
+    import serial  # pyserial
+
+    from host_tools.boardstate import type_and_read
+
+    report.watched = watch
+    try:
+        report.states = type_and_read(port, "sicbo deploy", code, lock=lock, timeout=watch)
+    except (OSError, serial.SerialException) as e:
+        raise DeployError("lost the board at %s after the deploy (%s): the files are "
+                          "committed; sicbo console shows what it prints" % (port, e)) from None

@@ -33,7 +33,7 @@
 #   source.last_seq() -> the journal's last sequence number (0: none).
 # and the controller calls link.journaled() after each append (the link
 # then looks for new records at once; it also looks every second).
-# link/source.py's JournalSource implements it over device/journal_store.py.
+# device/journal_store.py (JournalStore.read_after, last) is the table's.
 
 import asyncio
 import os
@@ -155,6 +155,8 @@ class Link(C.Client):
         self.top = cur  # the highest sequence number sent
         self._saved = cur
         self._next = cur  # the next batch follows this sequence number
+        self.skipped = 0  # the first record the journal holds after the cursor, when not cursor + 1
+        self.code = ""  # the running code's identity, for the status (its owner sets it)
         self._more = True
         self._status_due = True
         self._sub_due = True
@@ -196,18 +198,22 @@ class Link(C.Client):
         finally:
             self.close()  # cancelled (a clean stop)
 
+    def tick(self, now):
+        """One pass with its faults contained (the controller's link task):
+        returns the ms until the next."""
+        try:
+            return self.step(now)
+        except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
+            try:
+                code, detail = C.fault_of(e, self.ssl is not None)
+                self._lost(now, code, detail)
+            except Exception:  # noqa: BLE001, S110 - out of memory even for that
+                pass
+            return self.tick_ms
+
     async def _run(self, sleep_ms):
         while True:
-            now = self.ticks()
-            try:
-                wait = self.step(now)
-            except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
-                wait = self.tick_ms
-                try:
-                    code, detail = C.fault_of(e, self.ssl is not None)
-                    self._lost(now, code, detail)
-                except Exception:  # noqa: BLE001, S110 - out of memory even for that
-                    pass
+            wait = self.tick(self.ticks())
             if self.alive is not None:
                 self.alive()
             if sleep_ms is not None:
@@ -362,6 +368,15 @@ class Link(C.Client):
         if n <= 0:
             self._more = False
             return
+        if nxt == self.cursor:
+            # Records after the cursor that the journal does not hold (a
+            # corrupt stretch): the status says so, so that the floor can
+            # acknowledge past them (docs/floor.md, `missing`).
+            first = u32(self.tx, self._at + 4)
+            skipped = first if first > nxt + 1 else 0
+            if skipped != self.skipped:
+                self.skipped = skipped
+                self._status_due = True
         last = _last_seq_of(self.tx, self._at, n)
         pid = self._pid()
         start = mqtt.publish(self.tx, self._at, n, self.t_journal, pid, False, False)

@@ -69,8 +69,9 @@ J_CONFIG = const(19)
 J_DIAG = const(20)
 J_FAULT = const(21)
 J_DAMAGE = const(22)
-J_PROVISION = const(23)
-J_LAST = const(23)  # the highest record type
+J_LINK = const(23)
+J_PROVISION = const(24)
+J_LAST = const(24)  # the highest record type
 
 # ---- Payload fields: offsets from the payload's start ------------------------
 P_CAUSE = const(0)  # J_BOOT: the board's machine.reset_cause()
@@ -98,6 +99,10 @@ P_LATE = const(3)  # J_FAULT: 1 for a fault of an earlier boot, journaled by a l
 P_BAD = const(0)  # J_DAMAGE: E.BAD_* of the damaged record
 P_BAD_TYPE = const(1)  # J_DAMAGE: its type
 P_BAD_SEQ = const(2)  # J_DAMAGE: its sequence number (u32)
+P_LINK = const(0)  # J_LINK: LINK_DOWN or LINK_UP
+P_LINK_FAULT = const(1)  # J_LINK down: why (the L_* codes of device/link/client.py)
+P_LINK_DETAIL = const(2)  # J_LINK down: an errno, a CONNACK code, ... (u16)
+P_LINK_SEQ = const(4)  # J_LINK up: the sequence number the floor had acknowledged (u32)
 # J_PROVISION: the first record of a MAC chain, under the chain's first key
 # (its own sequence number is the chain's first).
 P_CHAIN = const(0)  # u32 the provisioning's id (the host's key store names it)
@@ -133,11 +138,13 @@ SOURCE_DEALER = const(0)
 SOURCE_SUPERVISOR = const(1)  # the supervisor's decision of a hold
 POLICY_BETS_STAY = const(0)
 POLICY_PLAYERS_CHOOSE = const(1)
+LINK_DOWN = const(1)  # the floor link was lost (once per outage, not per retry)
+LINK_UP = const(2)  # connected again
 
 # ---- The declarations ---------------------------------------------------------
 # A field: (name, offset, size, kind, lo, hi, names). kind: "code" (a byte;
 # lo..hi is what the type allows, `names` the sicbo.texts table that names
-# it), "dice" (size dice, each 1..6), "byte", "bytes", "u32". A record type:
+# it), "dice" (size dice, each 1..6), "byte", "bytes", "u16", "u32". A record type:
 # (code, name, fields, follows, meter, text): `follows` the round states
 # (ST_* of sicbo.events) a record of this type may follow, ALWAYS for any;
 # `meter` the counter it adds one to (a name of sicbo.meters.NAMES), None if
@@ -147,7 +154,7 @@ ALWAYS = (E.ST_IDLE, E.ST_SHAKING, E.ST_OPEN, E.ST_CLOSED, E.ST_RESULT, E.ST_PAY
 _MESSAGE = (E.R_COVER_NOT_ON, E.R_LAST)  # the codes of alarms, violations, refusals
 
 RECORD_TYPES = (
-    (J_BOOT, "boot", (("reset_cause", P_CAUSE, 1, "byte", 0, 255, "RESET_CAUSES"),),
+    (J_BOOT, "boot", (("reset", P_CAUSE, 1, "byte", 0, 255, "RESET_NAMES"),),
      ALWAYS, None, "the controller started (boot count in the header)"),
     (J_ROUND, "round", (("shaker", P_SHAKER, 1, "code", 0, 2, "SHAKER_NAMES"),),
      ALWAYS, "rounds", "a round started: the shake"),
@@ -192,8 +199,8 @@ RECORD_TYPES = (
      ALWAYS, None, "a configuration change"),
     (J_DIAG, "diag", (("test", P_TEST, 1, "byte", 0, 255, "DIAG_NAMES"),),
      ALWAYS, None, "a technician's test from diag"),
-    (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "STAGE_NAMES"),
-                        ("kind", P_KIND, 1, "byte", 0, 255, "KIND_NAMES"),
+    (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "FAULT_STAGES"),
+                        ("kind", P_KIND, 1, "byte", 0, 255, "FAULT_KINDS"),
                         ("detail", P_FAULT_DETAIL, 1, "byte", 0, 255, None),
                         ("late", P_LATE, 1, "code", 0, 1, None)),
      ALWAYS, None, "a contained fault"),
@@ -201,6 +208,11 @@ RECORD_TYPES = (
                           ("type", P_BAD_TYPE, 1, "byte", 0, 255, None),
                           ("seq", P_BAD_SEQ, 4, "u32", 0, 0, None)),
      ALWAYS, None, "a damaged record found at boot"),
+    (J_LINK, "link", (("event", P_LINK, 1, "code", LINK_DOWN, LINK_UP, "LINK_EVENTS"),
+                      ("fault", P_LINK_FAULT, 1, "byte", 0, 255, "LINK_FAULTS"),
+                      ("detail", P_LINK_DETAIL, 2, "u16", 0, 0, None),
+                      ("acked", P_LINK_SEQ, 4, "u32", 0, 0, None)),
+     ALWAYS, None, "the floor link lost, or connected again"),
     (J_PROVISION, "provision", (("chain", P_CHAIN, 4, "u32", 0, 0, None),
                                 ("previous", P_PREVIOUS, 4, "u32", 0, 0, None)),
      ALWAYS, None, "a MAC chain started: the board took a provisioning"),

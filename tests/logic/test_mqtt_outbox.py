@@ -7,7 +7,6 @@ import linkkit
 from link import client as C
 from link import mqtt
 from link.outbox import Link, read_cursor, write_cursor
-from link.source import JournalSource
 
 from journal_store import JournalStore
 
@@ -311,10 +310,10 @@ def _store(name, n, segment_bytes=300):
     return st
 
 
-def test_journal_source_reads_every_record_across_segments_in_batches():
+def test_the_store_reads_every_record_after_a_cursor_across_segments_in_batches():
     st = _store("src", 60)
     assert len(st.segments()) >= 7
-    src = JournalSource(st, lambda: 60)
+    src = st
     buf = bytearray(1024)
     seq = 0
     got = []
@@ -347,7 +346,7 @@ def test_journal_source_reads_every_record_across_segments_in_batches():
     st.close()
 
 
-def test_journal_source_skips_damage_and_rotated_segments():
+def test_the_store_reads_past_damage_and_rotated_segments():
     st = _store("damage", 30, segment_bytes=4000)
     st.close()
     path = st.path(st.segments()[-1])
@@ -357,7 +356,7 @@ def test_journal_source_skips_damage_and_rotated_segments():
     data += b"\xa5\x01\x24"  # a torn tail
     with open(path, "wb") as f:
         f.write(data)
-    src = JournalSource(st, lambda: 30)
+    src = st
     buf = bytearray(1024)
     n = src.read_after(0, buf, 1024)
     assert linkkit.seqs_of(buf[:n]) == [1, 2, 3, 4, 5]
@@ -366,10 +365,10 @@ def test_journal_source_skips_damage_and_rotated_segments():
     assert src.read_after(30, buf, 1024) == 0
     # rotation deleted the oldest segments: what is left is read
     st2 = _store("rotated", 40)
-    for s in st2.segs[:3]:
-        os.remove(st2.path(s[0]))
-    del st2.segs[:3]
-    src = JournalSource(st2, lambda: 40)
+    for n in st2.segments()[:3]:
+        os.remove(st2.path(n))
+    st2 = JournalStore(st2.folder, segment_bytes=300, max_segments=100)  # as after rotation
+    src = st2
     n = src.read_after(0, buf, 1024)
     assert linkkit.seqs_of(buf[:n])[0] > 1
     st2.close()
