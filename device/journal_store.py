@@ -425,25 +425,27 @@ class JournalStore:
         from sicbo.chain import Chain, parse
 
         if parse(data):
-            self.chain = Chain(data, room)
+            self.set_chain(Chain(data, room), False)
         else:
             self.chain_damaged = True
 
-    def set_chain(self, chain):
-        """Start sealing with `chain` (a provisioning just taken), its key
-        file written first."""
+    def set_chain(self, chain, new=True):
+        """Seal with `chain` from now on; new: a provisioning just taken
+        (nothing of it in the journal yet), its key file written first."""
         self.chain = chain
-        chain.ready = True  # a new chain: nothing of it is in the journal yet
-        self._save_chain()
+        self._key_tmp = self.folder + "/" + _KEY_TMP  # made once: written at every append
+        self._key_path = self.folder + "/" + KEY_NAME
+        if new:
+            chain.ready = True
+            self._save_chain()
 
     def _save_chain(self):
         ch = self.chain
         if ch is None:
             return
-        tmp = self.folder + "/" + _KEY_TMP
-        with open(tmp, "wb") as f:
+        with open(self._key_tmp, "wb") as f:
             f.write(ch.pack())
-        os.rename(tmp, self.folder + "/" + KEY_NAME)
+        os.rename(self._key_tmp, self._key_path)
         self.key_saves += 1
 
     def catch_up(self, buf=None):
