@@ -38,8 +38,7 @@ from sicbo.journal import u32, valid_at
 _WINDOW = const(2048)  # the read window: two records of the largest (R.MAX_LEN)
 _PREFIX = "j"
 _SUFFIX = ".log"
-KEY_NAME = "chain.key"  # the chain's key file (sicbo/chain.py), in the journal's folder
-_KEY_TMP = "chain.tmp"  # written, then renamed over KEY_NAME
+KEY_NAME = "chain.key"  # the chain's key file (chainfile.py), in the journal's folder
 PROVISION_NAME = "chain.new"  # a provisioning that the next boot takes (startup.py)
 
 
@@ -80,14 +79,12 @@ def _boundary(buf, have, eof, store):
 
 class JournalStore:
     def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None,
-                 backlog_bytes=0, keep_when_full=False, room=0):
+                 backlog_bytes=0, keep_when_full=False):
         # checkpoint: None, or a callable returning the sealed record(s) that
         # start each segment opened by rotation (meters.checkpoint).
         # backlog_bytes: 0 without a floor link; else the journal kept for
         # records the floor has not acknowledged; keep_when_full: past it,
         # keep them (and take no new round) rather than let the oldest go.
-        # room: the largest record appended alone (a meters checkpoint),
-        # which the chain's buffer holds.
         self.folder = folder
         self.checkpoint = checkpoint
         self.segment_bytes = segment_bytes
@@ -120,9 +117,17 @@ class JournalStore:
         self.appends = 0
         self.bytes_written = 0
         self.deleted = 0
-        self.chain = None
+        self.chain = None  # chainfile.StoredChain: the table is provisioned
+        self.chain_damaged = False  # a key file that is not one: records without MACs
         self.key_saves = 0
-        self.open_chain(room)
+        try:
+            os.stat(folder + "/" + KEY_NAME)
+        except OSError:
+            return  # not provisioned: no chain code loaded
+        from chainfile import load
+
+        self.chain = load(folder + "/" + KEY_NAME)
+        self.chain_damaged = self.chain is None
 
     def path(self, n):
         return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
@@ -194,7 +199,7 @@ class JournalStore:
         for piece in self.read_all(buf):
             feed(piece)
         if self.chain is not None:
-            self.catch_up(buf)
+            self.chain.catch_up(self, buf, True)
         # No pruning here: only rotation deletes, right after it has written a
         # checkpoint (the meters of what goes) at the head of the new segment.
         # A boot, or diag opening the journal to add a record, deletes nothing.
@@ -216,14 +221,17 @@ class JournalStore:
         if f is None:
             raise OSError("journal segment not open")
         ch = self.chain
-        if ch is not None:
+        if ch is None:
+            f.write(data)
+            written = len(data)
+        else:
             if not ch.ready:
-                self.catch_up()
-            data = ch.seal(data, len(data))
-        f.write(data)
+                ch.catch_up(self)
+            written = ch.write(f, data)  # each record with its MAC
         f.flush()
         if ch is not None:
-            self._save_chain()  # after the flush: never ahead of the journal
+            ch.save()  # after the flush: never ahead of the journal
+            self.key_saves += 1
         seg = self.segs[-1]
         if seg[1] <= 0 and len(data) >= 8:
             seg[1] = u32(data, R.OFF_SEQ)
@@ -232,8 +240,8 @@ class JournalStore:
         while o + R.OFF_SEQ + 4 <= n:  # the last record's number
             self.last = u32(data, o + R.OFF_SEQ)
             o += data[o + R.OFF_LENGTH] | (data[o + R.OFF_LENGTH + 1] << 8)
-        self.size += n
-        self.bytes_written += n
+        self.size += written
+        self.bytes_written += written
 
     def append(self, data, keep_seq=0):
         """Write sealed records (bytes or memoryview) and flush. keep_seq: the
@@ -410,64 +418,15 @@ class JournalStore:
             self.f.close()
             self.f = None
 
-    # ---- the chain (sicbo/chain.py) ----------------------------------------------------
+    # ---- the chain (chainfile.py) ----------------------------------------------------
 
-    def open_chain(self, room=0):
-        """Take the key file, if the folder has one (a damaged one is
-        ignored: chain_damaged; the records go without MACs)."""
-        self.chain_damaged = False
-        try:
-            f = open(self.folder + "/" + KEY_NAME, "rb")
-        except OSError:
-            return
-        with f:
-            data = f.read()
-        from sicbo.chain import Chain, parse
-
-        if parse(data):
-            self.set_chain(Chain(data, room), False)
-        else:
-            self.chain_damaged = True
-
-    def set_chain(self, chain, new=True):
-        """Seal with `chain` from now on; new: a provisioning just taken
-        (nothing of it in the journal yet), its key file written first."""
+    def set_chain(self, chain):
+        """Seal with `chain` (a chainfile.StoredChain of a provisioning just
+        taken: nothing of it in the journal yet) from now on, its key file
+        written first."""
         self.chain = chain
-        self._key_tmp = self.folder + "/" + _KEY_TMP  # made once: written at every append
-        self._key_path = self.folder + "/" + KEY_NAME
-        if new:
-            chain.ready = True
-            self._save_chain()
-
-    def _save_chain(self):
-        ch = self.chain
-        if ch is None:
-            return
-        with open(self._key_tmp, "wb") as f:
-            f.write(ch.pack())
-        os.rename(self._key_tmp, self._key_path)
-        self.key_saves += 1
-
-    def catch_up(self, buf=None):
-        """The key file behind the journal (a power cut between an append's
-        flush and its key file): its chain follows the journal's records it
-        does not know, from the newest segment that starts at or before its
-        next sequence number (boot() does this; a store opened without
-        boot() at its first append)."""
-        ch = self.chain
-        if ch is None:
-            return
-        ch.ready = True
-        segs = self.segs
-        start = 0
-        for i in range(len(segs)):
-            if 0 < segs[i][1] <= ch.seq:
-                start = i
-        if buf is None:
-            buf = self.read_buffer()
-        for i in range(start, len(segs)):
-            for piece in self.pieces(segs[i][0], buf):
-                ch.follow_all(piece)
+        chain.ready = True
+        chain.save()
 
     def chain_next(self, rs):
         """Before a writer (the round machine, diag: a RoundState that read the
@@ -479,7 +438,7 @@ class JournalStore:
         if ch is None:
             return
         if not ch.ready:
-            self.catch_up()
+            ch.catch_up(self)
         if ch.seq > rs.seq + 1:
             rs.seq = ch.seq - 1
 

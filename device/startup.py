@@ -123,10 +123,9 @@ def stage_journal(faults, board, cfg, table, journal_dir):
         # The journal is the floor's outbox: what the floor has not
         # acknowledged stays, up to the table file's budget.
         store = JournalStore(journal_dir, backlog_bytes=cfg.backlog_rounds * _ROUND_BYTES,
-                             keep_when_full=cfg.when_full == "stop_new_rounds",
-                             room=_checkpoint_len(table))
+                             keep_when_full=cfg.when_full == "stop_new_rounds")
     else:
-        store = JournalStore(journal_dir, room=_checkpoint_len(table))
+        store = JournalStore(journal_dir)
     buf = store.read_buffer()
     _need(faults, "sicbo.meters")
     _need(faults, "sicbo.roundmachine")
@@ -178,7 +177,9 @@ def stage_link(faults, board, table, store, journal_dir, secrets, say):
     except (OSError, ValueError) as e:
         say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
         return None
-    largest = R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG + R.CRC_LEN
+    # The table's largest record: a meters checkpoint, its chain tail and its MAC.
+    largest = (R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
+               + R.METERS_CHAIN + R.MAC_LEN + R.CRC_LEN)
     link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"],
                 journal_dir + "/acked", ssl=ssl, server_hostname=fl["server_name"],
                 password=password, wifi=wifi, keepalive_s=fl["keepalive_s"], largest=largest)
@@ -242,13 +243,6 @@ def stage_replay(faults, ctl, buf):
     faults.journal_pending(ctl.journal_fault)
 
 
-def _checkpoint_len(table):
-    # A meters checkpoint of this table, sealed: the largest record the
-    # journal's store appends alone (its chain's buffer holds it).
-    return (R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
-            + R.METERS_CHAIN + R.CRC_LEN + R.MAC_LEN)
-
-
 def stage_chain(ctl):
     """The journal's MAC chain (sicbo/chain.py): a provisioning that `sicbo
     deploy --provision` left beside the journal taken (its key file written,
@@ -269,15 +263,20 @@ def stage_chain(ctl):
     except OSError:
         data = None
     if data is not None:
-        from sicbo.chain import Chain, parse
+        from chainfile import StoredChain
+
+        from journal_store import KEY_NAME
+        from sicbo.chain import parse
 
         old = store.chain
         if not parse(data):
             (ctl.log or print)("sicbo: provisioning file damaged: not taken (provision again)")
-        elif old is None or old.ident != Chain(data).ident:
-            new = Chain(data, _checkpoint_len(ctl.table))
-            new.previous = old.ident if old is not None else 0
-            store.set_chain(new)
+        else:
+            new = StoredChain(data, store.folder + "/" + KEY_NAME)
+            if old is None or old.ident != new.ident:
+                new.previous = old.ident if old is not None else 0
+                store.set_chain(new)  # the key file first: then the provisioning file goes
+            del new
         del data
         os.remove(path)
     ch = store.chain

@@ -16,7 +16,7 @@
 # rotation deleted, or the floor after a gap, still verifies every record it
 # holds; the chain hash is what ties them together.
 #
-# The key file (the board's state, journal_store.py writes it after the
+# The key file (the board's state, device/chainfile.py writes it after the
 # records it signed are flushed) and the provisioning file (`sicbo deploy
 # --provision`; the same layout, first = 0) are FILE_LEN bytes, little endian:
 #     0 magic b"SKC1" | 4 u32 provisioning id | 8 u32 first: the sequence number
@@ -26,9 +26,10 @@
 #     u32 the provisioning this one replaced (0: none) | 72 u32 CRC-32 of
 #     bytes 0..71
 #
-# Pure: bytes in, bytes out, no I/O. The host's verifier
+# Pure: bytes in, bytes out, no I/O; catching up with records the key file
+# missed is sicbo/chainfollow.py's (loaded only then). The host's verifier
 # (host_tools/chaincheck.py) runs these same functions. Nothing is allocated
-# per record but the sha256 objects, their digests and a memoryview or two.
+# per record but the sha256 objects and their digests.
 
 import hashlib
 import struct
@@ -38,11 +39,11 @@ from micropython import const
 
 from sicbo import records as R
 from sicbo.journal import seal as seal_crcs
-from sicbo.journal import u32, valid_at
+from sicbo.journal import u32
 
 KEY_LEN = const(32)
 FILE_LEN = const(76)
-_BLOCK = const(64)  # SHA-256's block: HMAC's pads
+_BLOCK = const(64)  # SHA-256's block: HMAC's pad
 _K_IDENT = const(4)
 _K_FIRST = const(8)
 _K_SEQ = const(12)
@@ -53,7 +54,6 @@ _K_PREVIOUS = const(68)
 _K_CRC = const(72)
 MAGIC = b"SKC1"
 _LABEL = b"sicbo-key"
-BATCH = const(8)  # records per append that the chain's own buffer holds (the machine's most)
 
 
 def parse(data):
@@ -90,10 +90,9 @@ def head_text(seq, link):
 
 
 class Chain:
-    """One table's chain, as its key file says (see the module doc). room:
-    the largest append to seal without allocating (the chain's buffer)."""
+    """One table's chain, as its key file says (see the module doc)."""
 
-    def __init__(self, data, room=0):
+    def __init__(self, data):
         self.ident = u32(data, _K_IDENT)
         self.first = u32(data, _K_FIRST)
         self.seq = u32(data, _K_SEQ)
@@ -101,14 +100,11 @@ class Chain:
         self.key = bytearray(data[_K_KEY:_K_KEY + KEY_LEN])
         self.link = bytearray(data[_K_LINK:_K_LINK + R.CHAIN_LEN])
         self.previous = u32(data, _K_PREVIOUS)  # the chain its J_PROVISION names as replaced
-        self._ipad = bytearray(b"\x36" * _BLOCK)  # the key's bytes are xored in per record
-        self._opad = bytearray(b"\x5c" * _BLOCK)
+        self._pad = bytearray(_BLOCK)  # HMAC's, the key xored in per record
         self._num = bytearray(4)
         self.mac = bytearray(R.MAC_LEN)  # the last MAC computed
         self.file = bytearray(FILE_LEN)  # pack()'s
-        self.out = bytearray(max(room, BATCH * (R.REC_LEN + R.MAC_LEN)))
-        self._out = memoryview(self.out)
-        self.ready = False  # caught up with the journal (the store's part)
+        self.ready = False  # caught up with the journal (device/chainfile.py)
         self.bad = 0  # records of the journal's tail, numbered for this key, that did not verify
         self.unsigned = 0  # records written without a MAC: their key was gone
 
@@ -131,21 +127,24 @@ class Chain:
         while self.seq < seq:
             self.evolve()
 
-    def hmac(self, data):
-        """HMAC-SHA256 of data under the current key, its first MAC_LEN bytes
-        into self.mac. The pads are the key xored into preallocated blocks (a
-        32-byte key is zero-padded: the pads' other bytes never change)."""
+    def hmac(self, a, b=b""):
+        """HMAC-SHA256 of a then b under the current key, its first MAC_LEN
+        bytes into self.mac. The pad is the key xored into one preallocated
+        block, for the inner hash then the outer (the 32-byte key is
+        zero-padded: the block's other bytes are the pad's constant)."""
         k = self.key
-        ip = self._ipad
-        op = self._opad
+        p = self._pad
         for i in range(KEY_LEN):
-            c = k[i]
-            ip[i] = c ^ 0x36
-            op[i] = c ^ 0x5C
-        h = hashlib.sha256(ip)
-        h.update(data)
+            p[i] = k[i] ^ 0x36
+        for i in range(KEY_LEN, _BLOCK):
+            p[i] = 0x36
+        h = hashlib.sha256(p)
+        h.update(a)
+        h.update(b)
         inner = h.digest()
-        h = hashlib.sha256(op)
+        for i in range(_BLOCK):
+            p[i] ^= 0x36 ^ 0x5C
+        h = hashlib.sha256(p)
         h.update(inner)
         d = h.digest()
         m = self.mac
@@ -153,99 +152,94 @@ class Chain:
             m[i] = d[i]
         return m
 
-    def fold(self, data):
-        """The chain hash after a record (its bytes before the CRC, MAC included)."""
+    def fold(self, a, b=b"", c=b""):
+        """The chain hash after a record: its bytes before the CRC (a, b, c in
+        order: header, payload, MAC)."""
         h = hashlib.sha256(self.link)
-        h.update(data)
+        h.update(a)
+        h.update(b)
+        h.update(c)
         d = h.digest()
         link = self.link
         for i in range(R.CHAIN_LEN):
             link[i] = d[i]
 
-    def _start(self, seq):
-        # The chain's first record: the chain hash starts from zeros.
+    def start(self, seq):
+        """The chain's first record: the chain hash starts from zeros."""
         link = self.link
         for i in range(R.CHAIN_LEN):
             link[i] = 0
         self.first = seq
         self.head = 0
 
-    def _ours(self, b, o):
-        # This chain's own J_PROVISION.
+    def ours(self, b, o):
+        """True for this chain's own J_PROVISION at b[o]."""
         return b[o + R.OFF_TYPE] == R.J_PROVISION and u32(b, o + R.HEADER + R.P_CHAIN) == (
             self.ident)
 
     # ---- writing ------------------------------------------------------------------------
 
-    def seal(self, data, n):
-        """The records data[0:n] (back to back, as the journal's writers make
-        them) as the journal keeps them: each gets its MAC, but one whose key
-        is gone (its sequence number below the chain's), one already sealed,
-        and any before the chain's own J_PROVISION, which go as they are.
-        Returns a memoryview of the chain's buffer (a new one for an append
-        larger than `room`), CRCs filled in."""
-        need = 0
-        off = 0
-        while off < n:
-            length = data[off + R.OFF_LENGTH] | (data[off + R.OFF_LENGTH + 1] << 8)
-            need += length + R.MAC_LEN
-            off += length
-        out = self.out
-        mv = self._out
-        if need > len(out):
-            out = bytearray(need)
-            mv = memoryview(out)
-        src = data if type(data) is memoryview else memoryview(data)
-        off = 0
-        at = 0
-        while off < n:
-            length = data[off + R.OFF_LENGTH] | (data[off + R.OFF_LENGTH + 1] << 8)
-            if data[off + R.OFF_FLAGS] & R.FLAG_MAC:
-                mv[at:at + length] = src[off:off + length]
-                at += length
-            elif u32(data, off + R.OFF_SEQ) < self.seq or not (self.first
-                                                            or self._ours(data, off)):
-                mv[at:at + length] = src[off:off + length]
-                at += length
-                self.unsigned += 1
-            else:
-                body = length - R.CRC_LEN
-                mv[at:at + body] = src[off:off + body]
-                whole = length + R.MAC_LEN
-                out[at + R.OFF_LENGTH] = whole & 0xFF
-                out[at + R.OFF_LENGTH + 1] = whole >> 8
-                out[at + R.OFF_FLAGS] |= R.FLAG_MAC
-                self._sign(out, mv, at, body)
-                at += whole
-            off += length
-        seal_crcs(out, at)
-        return mv[:at]
+    def signs(self, b, o):
+        """True when the record at b[o] (as its writer made it: no MAC yet) is
+        one to sign: its number's key is here (not moved past), the chain has
+        started (or this is its own J_PROVISION), and it is not sealed yet."""
+        return not b[o + R.OFF_FLAGS] & R.FLAG_MAC and u32(b, o + R.OFF_SEQ) >= self.seq and (
+            self.first or self.ours(b, o))
 
-    def _sign(self, out, mv, at, body):
-        # The record at out[at], laid out with room for its MAC at body.
-        seq = u32(out, at + R.OFF_SEQ)
+    def sign(self, hdr, body):
+        """Sign a record given as its header (hdr: FLAG_MAC set, its length
+        counting the MAC) and its payload (body, writable for a meters
+        checkpoint, which names the head before it): its MAC into self.mac,
+        the chain hash and the key moved on."""
+        seq = u32(hdr, R.OFF_SEQ)
         self.to(seq)
-        if self._ours(out, at) and not self.first:
-            self._start(seq)
-        elif out[at + R.OFF_TYPE] == R.J_METERS:
-            self._head_into(out, at + R.HEADER, at + body)
-        m = self.hmac(mv[at:at + body])
-        for i in range(R.MAC_LEN):
-            out[at + body + i] = m[i]
-        self.fold(mv[at:at + body + R.MAC_LEN])
+        t = hdr[R.OFF_TYPE]
+        if t == R.J_PROVISION and not self.first and u32(body, R.P_CHAIN) == self.ident:
+            self.start(seq)
+        elif t == R.J_METERS:
+            self._head_into(body)
+        m = self.hmac(hdr, body)
+        self.fold(hdr, body, m)
         self.head = seq
         self.evolve()
+        return m
 
-    def _head_into(self, b, p, end):
+    def _head_into(self, p):
         # A meters checkpoint names the head before it (its chain tail, when
         # its writer left room for one: sicbo/records.py H_*).
-        n = b[p + R.P_CHANNELS] | (b[p + R.P_CHANNELS + 1] << 8)
-        c = p + R.P_WINS + 4 * n + R.METERS_CONFIG
-        if c + R.METERS_CHAIN > end:
+        n = p[R.P_CHANNELS] | (p[R.P_CHANNELS + 1] << 8)
+        c = R.P_WINS + 4 * n + R.METERS_CONFIG
+        if c + R.METERS_CHAIN > len(p):
             return
-        struct.pack_into("<I", b, c + R.H_SEQ, self.head)
+        struct.pack_into("<I", p, c + R.H_SEQ, self.head)
         for i in range(R.CHAIN_LEN):
-            b[c + R.H_HASH + i] = self.link[i]
+            p[c + R.H_HASH + i] = self.link[i]
+
+    def seal(self, data, n):
+        """The records data[0:n] (back to back, as the journal's writers make
+        them) as the journal keeps them, in a new buffer: each one signs()
+        takes with its MAC, the others as they are; CRCs filled in. (The
+        board's store writes them piece by piece instead: chainfile.py.)"""
+        out = bytearray()
+        off = 0
+        while off < n:
+            length = data[off + R.OFF_LENGTH] | (data[off + R.OFF_LENGTH + 1] << 8)
+            rec = bytearray(data[off:off + length])
+            if self.signs(rec, 0):
+                hdr = bytearray(rec[0:R.HEADER])
+                body = bytearray(rec[R.HEADER:length - R.CRC_LEN])
+                whole = length + R.MAC_LEN
+                hdr[R.OFF_LENGTH] = whole & 0xFF
+                hdr[R.OFF_LENGTH + 1] = whole >> 8
+                hdr[R.OFF_FLAGS] |= R.FLAG_MAC
+                m = self.sign(hdr, body)
+                rec = hdr + body + m + bytes(R.CRC_LEN)
+            elif not rec[R.OFF_FLAGS] & R.FLAG_MAC:
+                self.unsigned += 1
+            out += rec
+            off += length
+        seal_crcs(out, len(out))
+        return out
 
     # ---- reading back -------------------------------------------------------------
 
@@ -261,53 +255,6 @@ class Chain:
                 return False
         return True
 
-    def follow(self, b, o):
-        """Catch up with a record of the journal (CRC-valid, at b[o]) that
-        the key file does not know of yet: a power cut came between its
-        flush and the key file's (journal_store.py). Its key is used up; one
-        that verifies joins the chain hash; one that does not is counted
-        (bad) and left out. Records the chain knows, and those before its
-        J_PROVISION, are passed over."""
-        seq = u32(b, o + R.OFF_SEQ)
-        if seq < self.seq:
-            return
-        if not b[o + R.OFF_FLAGS] & R.FLAG_MAC:
-            if self.first:
-                self.to(seq + 1)  # a number used without a MAC: never signed now
-            return
-        if not self.first:
-            if not self._ours(b, o):
-                return
-            self.to(seq)
-            if not self.check(b, o):
-                self.bad += 1
-                self.evolve()
-                return
-            self._start(seq)
-        else:
-            self.to(seq)
-            if not self.check(b, o):
-                self.bad += 1
-                self.evolve()
-                return
-        body = (b[o + R.OFF_LENGTH] | (b[o + R.OFF_LENGTH + 1] << 8)) - R.CRC_LEN
-        mv = b if type(b) is memoryview else memoryview(b)
-        self.fold(mv[o:o + body])
-        self.head = seq
-        self.evolve()
-
-    def follow_all(self, data):
-        """follow() every valid record of a piece of the journal, in order."""
-        n = len(data)
-        off = 0
-        while off < n:
-            length = valid_at(data, off, n)
-            if length:
-                self.follow(data, off)
-                off += length
-            else:
-                off += 1
-
     # ---- the key file ---------------------------------------------------------------
 
     def pack(self):
@@ -319,3 +266,4 @@ class Chain:
     def head_text(self):
         """"SEQ:HASH" of the head, None before the chain's first record."""
         return head_text(self.head, self.link) if self.first else None
+

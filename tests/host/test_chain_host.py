@@ -114,7 +114,7 @@ def _store_with(tmp_path, table="T01"):
 
 def test_a_journal_that_rotation_cut_verifies_from_a_checkpoint(tmp_path):
     ks, prov = _store_with(tmp_path)
-    recs, ch = _journal(8, rotate_at=(3, 6), chain=C.Chain(ks.provisioning_file(prov), 1024))
+    recs, ch = _journal(8, rotate_at=(3, 6), chain=C.Chain(ks.provisioning_file(prov)))
     cps = [i for i, r in enumerate(recs) if r[1] == R.J_METERS]
     assert len(cps) == 2
     kept = recs[cps[0] - 5:]  # the oldest segments deleted: no J_PROVISION, a few records first
@@ -134,7 +134,7 @@ def test_a_checkpoint_that_its_records_do_not_lead_to_is_a_rollback(tmp_path):
     # Records before a checkpoint signed again by someone who read a key off
     # the board: each verifies, the chain hash the checkpoint names does not.
     ks, prov = _store_with(tmp_path)
-    recs, _ch = _journal(5, rotate_at=(3,), chain=C.Chain(ks.provisioning_file(prov), 1024))
+    recs, _ch = _journal(5, rotate_at=(3,), chain=C.Chain(ks.provisioning_file(prov)))
     cp = [i for i, r in enumerate(recs) if r[1] == R.J_METERS][0]
     k = cp - 2
     s = seq(recs[k])
@@ -175,8 +175,8 @@ class Floor:
 def test_the_floor_verifies_each_record_as_it_stores_it(tmp_path):
     ks, prov = _store_with(tmp_path)
     other = ks.new_chain("T02", 1)
-    recs, ch = _journal(3, chain=C.Chain(ks.provisioning_file(prov), 1024))
-    theirs, _ = _journal(3, chain=C.Chain(ks.provisioning_file(other), 1024))
+    recs, ch = _journal(3, chain=C.Chain(ks.provisioning_file(prov)))
+    theirs, _ = _journal(3, chain=C.Chain(ks.provisioning_file(other)))
     fl = Floor(tmp_path / "f.db", ks)
     assert fl.send("T01", join(recs[:10])) == []
     bad = poke(recs[10], R.HEADER, 5 if recs[10][R.HEADER] != 5 else 4)

@@ -99,7 +99,7 @@ def test_a_checkpoint_names_the_head_before_it_and_old_checkpoints_still_load():
     r = Rig()
     r.round(1, 2, 3)
     r.m.meters = Meters(r.m.table.channels, r.m.table)
-    c = C.Chain(C.key_file(IDENT, 1, 1, 0, KEY0, bytes(16)), room=1024)
+    c = C.Chain(C.key_file(IDENT, 1, 1, 0, KEY0, bytes(16)))
     c.seal(bytes(r.journal), len(r.journal))
     head, link = c.head, bytes(c.link)
     cp = bytes(checkpoint(r.m, r.now, None))
@@ -309,3 +309,37 @@ def test_a_damaged_key_file_is_not_taken():
     assert st.chain is None and st.chain_damaged
     st.close()
     rmdir(d)
+
+
+class _Sink:
+    def __init__(self):
+        self.data = bytearray()
+
+    def write(self, b):
+        self.data.extend(b)
+
+
+def test_the_store_writes_what_seal_makes_piece_by_piece():
+    # chainfile.StoredChain.write (the board's: header, payload, MAC and CRC
+    # written apart) and Chain.seal (a copy) give the same bytes.
+    from chainfile import StoredChain
+
+    r = Rig()
+    r.round(1, 2, 3)
+    r.m.meters = Meters(r.m.table.channels, r.m.table)
+    kf = C.key_file(IDENT, 1, 1, 0, KEY0, bytes(16))
+    a = C.Chain(kf)
+    b = StoredChain(kf, "/tmp/none/chain.key")
+    plain = bytes(r.journal)
+    sink = _Sink()
+    assert b.write(sink, plain) == len(sink.data)
+    assert bytes(sink.data) == bytes(a.seal(plain, len(plain)))
+    cp = checkpoint(r.m, r.now, None)  # the meters' own buffer: the head goes into it
+    for data in (bytes(cp), cp):
+        sink = _Sink()
+        a2 = C.Chain(a.pack())
+        b2 = StoredChain(b.pack(), "/tmp/none/chain.key")
+        b2.write(sink, data)
+        assert bytes(sink.data) == bytes(a2.seal(bytes(data), len(data)))
+        assert mac_ok(bytes(sink.data))
+    assert bytes(a.link) == bytes(b.link) and a.seq == b.seq
