@@ -117,17 +117,13 @@ class JournalStore:
         self.appends = 0
         self.bytes_written = 0
         self.deleted = 0
+        # The MAC chain, taken from its key file when first needed (open_chain):
+        # at boot after the replay, so that it is not in the heap the replay
+        # needs at its fullest.
         self.chain = None  # chainfile.StoredChain: the table is provisioned
         self.chain_damaged = False  # a key file that is not one: records without MACs
+        self._keys_read = False
         self.key_saves = 0
-        try:
-            os.stat(folder + "/" + KEY_NAME)
-        except OSError:
-            return  # not provisioned: no chain code loaded
-        from chainfile import load
-
-        self.chain = load(folder + "/" + KEY_NAME)
-        self.chain_damaged = self.chain is None
 
     def path(self, n):
         return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
@@ -198,8 +194,9 @@ class JournalStore:
             buf = self.read_buffer()
         for piece in self.read_all(buf):
             feed(piece)
-        if self.chain is not None:
-            self.chain.catch_up(self, buf, True)
+        ch = self.open_chain()
+        if ch is not None:
+            ch.catch_up(self, buf, True)
         # No pruning here: only rotation deletes, right after it has written a
         # checkpoint (the meters of what goes) at the head of the new segment.
         # A boot, or diag opening the journal to add a record, deletes nothing.
@@ -220,7 +217,7 @@ class JournalStore:
         f = self.f
         if f is None:
             raise OSError("journal segment not open")
-        ch = self.chain
+        ch = self.open_chain()
         if ch is None:
             f.write(data)
             written = len(data)
@@ -420,11 +417,28 @@ class JournalStore:
 
     # ---- the chain (chainfile.py) ----------------------------------------------------
 
+    def open_chain(self):
+        """The chain (chainfile.StoredChain), its key file read the first time,
+        or None: the table is not provisioned (no chain code is loaded), or
+        its key file is damaged (chain_damaged)."""
+        if not self._keys_read:
+            self._keys_read = True
+            try:
+                os.stat(self.folder + "/" + KEY_NAME)
+            except OSError:
+                return None
+            from chainfile import load
+
+            self.chain = load(self.folder + "/" + KEY_NAME)
+            self.chain_damaged = self.chain is None
+        return self.chain
+
     def set_chain(self, chain):
         """Seal with `chain` (a chainfile.StoredChain of a provisioning just
         taken: nothing of it in the journal yet) from now on, its key file
         written first."""
         self.chain = chain
+        self._keys_read = True
         chain.ready = True
         chain.save()
 
@@ -434,7 +448,7 @@ class JournalStore:
         sequence numbers moved past the chain's, should the key file be ahead
         of the journal (records lost after they were flushed): a key is never
         asked to sign a number it has moved past."""
-        ch = self.chain
+        ch = self.open_chain()
         if ch is None:
             return
         if not ch.ready:
@@ -446,4 +460,5 @@ class JournalStore:
         """The chain's head, "SEQ:HASH" (sicbo.chain.head_text), or None
         without a chain or before its first record: what the floor link
         publishes (retained) on the table's head topic."""
-        return self.chain.head_text() if self.chain is not None else None
+        ch = self.open_chain()
+        return ch.head_text() if ch is not None else None

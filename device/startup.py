@@ -268,7 +268,7 @@ def stage_chain(ctl):
         from journal_store import KEY_NAME
         from sicbo.chain import parse
 
-        old = store.chain
+        old = store.open_chain()
         if not parse(data):
             (ctl.log or print)("sicbo: provisioning file damaged: not taken (provision again)")
         else:
@@ -279,7 +279,7 @@ def stage_chain(ctl):
             del new
         del data
         os.remove(path)
-    ch = store.chain
+    ch = store.open_chain()
     if ch is None:
         return
     store.chain_next(m)
