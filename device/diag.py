@@ -288,11 +288,11 @@ def _chain_line(store):
         pending = "; a provisioning waits for the next boot"
     except OSError:
         pending = ""
-    ch = store.chain
+    ch = store.open_chain()
     if ch is None:
         return ("KEY FILE DAMAGED: records not authenticated" if store.chain_damaged else
                 "none: records not authenticated (sicbo deploy --provision)") + pending
-    store.catch_up()  # the key file may be a batch behind the journal
+    ch.catch_up(store)  # the key file may be a batch behind the journal
     if not ch.first:
         return "provisioning %d taken, its first record not yet written%s" % (ch.ident, pending)
     return "provisioning %d since seq %d, head %s%s" % (ch.ident, ch.first, ch.head_text(),

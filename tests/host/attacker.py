@@ -8,7 +8,7 @@ import zlib
 
 MAGIC = 0xA5
 TYPE_RESULT = 6
-TYPE_PROVISION = 23
+TYPE_PROVISION = 24
 
 
 def split(data):

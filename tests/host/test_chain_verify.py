@@ -348,3 +348,15 @@ def test_fix_crc_is_what_the_board_checks(journals):
     # The attacker's CRC is the board's: a record rewritten unchanged is itself.
     recs = split(read(journals.a))
     assert all(fix_crc(r) == r for r in recs)
+
+
+def test_the_attackers_layout_is_the_journals():
+    # attacker.py keeps its own copy of the layout (docs/journal.md); a record
+    # type renumbered in sicbo/records.py must fail here, not leave the
+    # alterations above editing the wrong records.
+    import attacker
+
+    from sicbo import records as R
+
+    assert (attacker.MAGIC, attacker.TYPE_RESULT, attacker.TYPE_PROVISION) == (
+        R.MAGIC, R.J_RESULT, R.J_PROVISION)
