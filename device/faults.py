@@ -32,16 +32,24 @@ _KEEP = const(4)  # failed boots listed in FAULT_FILE
 
 def read_file(path=FAULT_FILE):
     """(count, [[stage, kind, detail, journaled, text], ...]) of FAULT_FILE;
-    (0, []) when there is none or it cannot be read."""
+    (0, []) when there is none or it cannot be read. A line that is not in
+    the format (written by hand, or by an older firmware) is kept as its
+    text, stage and kind 0 (unknown), so the failed boot it tells of is
+    still shown and journaled."""
     try:
         with open(path) as f:
             n = int(f.readline())
             entries = []
             for line in f:
-                parts = line.rstrip("\n").split(" ", 4)
-                if len(parts) == 5 and parts[0].isdigit():
+                line = line.rstrip("\n")
+                if not line:
+                    continue
+                parts = line.split(" ", 4)
+                try:
                     entries.append([int(parts[0]), int(parts[1]), int(parts[2]),
                                     int(parts[3]), parts[4]])
+                except (ValueError, IndexError):
+                    entries.append([0, 0, 0, 0, line])
             return n, entries
     except (OSError, ValueError):
         return 0, []
