@@ -27,7 +27,7 @@ from attacker import (
     with_seq,
     without_mac,
 )
-from test_system import BOARD, HEAP, TABLE, open_betting, play, wait_app
+from test_system import HEAP, TABLE, board_file, open_betting, play, wait_app
 
 from host_tools.cli import main
 from host_tools.deploy import deploy
@@ -71,12 +71,13 @@ def journals(tmp_path_factory):
     j = Journals()
     j.keys = str(tmp / "keys.json")
     j.dir = tmp
-    vb = VirtualBoard(str(tmp / "vb1"), board=BOARD, heap=HEAP)
+    board = board_file(tmp)
+    vb = VirtualBoard(str(tmp / "vb1"), board=board, heap=HEAP)
     vb.start()
     try:
         with TableClient(vb.control) as client:
             frames = client.lamps()["frames"]
-            deploy(vb.port, BOARD, TABLE, provision_to=j.keys, table_id="T01")
+            deploy(vb.port, board, TABLE, provision_to=j.keys, table_id="T01")
             wait_app(client, frames)
             play(client, (1, 1, 2))
             open_betting(client)
@@ -111,26 +112,26 @@ def journals(tmp_path_factory):
             _pull(vb, client, j.rolled)
             # Provisioned again: a second chain of the same table.
             frames = client.lamps()["frames"]
-            deploy(vb.port, BOARD, TABLE, provision_to=j.keys, table_id="T01")
+            deploy(vb.port, board, TABLE, provision_to=j.keys, table_id="T01")
             wait_app(client, frames)
             play(client, (4, 4, 1))
             j.b = tmp / "b.bin"
             j.b_chain = _board_head(_pull(vb, client, j.b))[0]
     finally:
         vb.stop()
-    vb = VirtualBoard(str(tmp / "vb2"), board=BOARD, heap=HEAP)
+    vb = VirtualBoard(str(tmp / "vb2"), board=board, heap=HEAP)
     vb.start()
     try:
         with TableClient(vb.control) as client:
             frames = client.lamps()["frames"]
-            deploy(vb.port, BOARD, TABLE)  # no chain yet
+            deploy(vb.port, board, TABLE)  # no chain yet
             wait_app(client, frames)
             play(client, (2, 2, 2))
             j.plain = tmp / "plain.bin"
             out = _pull(vb, client, j.plain)
             assert "none: records not authenticated" in out, out
             frames = client.lamps()["frames"]
-            deploy(vb.port, BOARD, TABLE, provision_to=j.keys, table_id="T02")
+            deploy(vb.port, board, TABLE, provision_to=j.keys, table_id="T02")
             wait_app(client, frames)
             play(client, (5, 5, 5))
             j.c = tmp / "c.bin"
