@@ -14,6 +14,7 @@
 
 import os
 import struct
+import time
 from binascii import crc32
 
 from sicbo import records as R
@@ -89,7 +90,7 @@ class StoredChain(Chain):
     def catch_up(self, store, buf=None, whole=False):
         """Follow the journal's records that the key file does not know, from
         the newest segment that starts at or before the chain's next number.
-        whole: store has just read every segment (its boot): store.last,
+        whole: store has read every segment (its boot): store.last,
         the highest number held, then says whether there is anything to
         follow."""
         self.ready = True
@@ -110,3 +111,48 @@ class StoredChain(Chain):
         import memory
 
         memory.forget(("sicbo.chainfollow",))
+
+
+def take(ctl):
+    """At boot, after the replay (startup.stage_chain): a provisioning that
+    `sicbo deploy --provision` left beside the journal taken (its key file
+    written, the provisioning file deleted: the first key does not stay on
+    the board), the round machine's numbers moved past the chain's, then the
+    chain's first record, J_PROVISION, written under its first key, if it is
+    not in the journal yet (a power cut can come between any two of these)."""
+    from journal_store import KEY_NAME, PROVISION_NAME
+
+    store = ctl.store
+    m = ctl.m
+    path = store.folder + "/" + PROVISION_NAME
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = None
+    if data is not None:
+        old = store.open_chain()
+        if not parse(data):
+            (ctl.log or print)("sicbo: provisioning file damaged: not taken (provision again)")
+        elif old is None or old.ident != struct.unpack_from("<I", data, 4)[0]:
+            new = StoredChain(data, store.folder + "/" + KEY_NAME)
+            new.previous = old.ident if old is not None else 0
+            # Sealing with the new chain from now on, its key file written
+            # first: then the provisioning file goes.
+            store.chain = new
+            new.ready = True  # nothing of it in the journal yet
+            new.save()
+            del new
+        del data
+        os.remove(path)
+    ch = store.open_chain()
+    if ch is None:
+        return
+    store.chain_next(m)
+    if not ch.first:
+        now = time.ticks_ms()
+        b = bytearray(R.PAYLOAD)
+        struct.pack_into("<II", b, R.P_CHAIN, ch.ident, ch.previous)
+        store.append(m.encode_next(R.J_PROVISION, b, now, ctl.wall.seconds(now)), m.open_seq)
+        (ctl.log or print)("sicbo: provisioning %d taken: the journal's MAC chain starts at "
+                           "seq %d" % (ch.ident, ch.first))

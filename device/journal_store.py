@@ -23,7 +23,8 @@
 # sicbo/chain.py and docs/tamper-evidence.md) every record is sealed with its
 # MAC as it is written, and the key file is written again after each append's
 # flush: a power cut between the two leaves the key file behind the journal,
-# never ahead, and boot() catches it up from the journal's records.
+# never ahead, and the chain catches up from the journal's records before it
+# seals again (chainfile.StoredChain.catch_up).
 #
 # Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir/rename:
 # the same code runs on the unix port and on the ESP32's littlefs.
@@ -118,11 +119,12 @@ class JournalStore:
         self.bytes_written = 0
         self.deleted = 0
         # The MAC chain, taken from its key file when first needed (open_chain):
-        # at boot after the replay, so that it is not in the heap the replay
-        # needs at its fullest.
+        # at boot after the replay and its read buffer (startup.stage_chain),
+        # so that it is not in the heap the replay needs at its fullest.
         self.chain = None  # chainfile.StoredChain: the table is provisioned
         self.chain_damaged = False  # a key file that is not one: records without MACs
         self._keys_read = False
+        self._read_whole = False
         self.key_saves = 0
 
     def path(self, n):
@@ -190,13 +192,9 @@ class JournalStore:
         """Give every segment's bytes, oldest first, to feed(memoryview) (the
         round machine, its meters with it), then open a new segment for this boot's
         records. buf: the read buffer (read_buffer()), allocated early."""
-        if buf is None:
-            buf = self.read_buffer()
         for piece in self.read_all(buf):
             feed(piece)
-        ch = self.open_chain()
-        if ch is not None:
-            ch.catch_up(self, buf, True)
+        self._read_whole = True  # self.last is the highest number held (the chain's catch_up)
         # No pruning here: only rotation deletes, right after it has written a
         # checkpoint (the meters of what goes) at the head of the new segment.
         # A boot, or diag opening the journal to add a record, deletes nothing.
@@ -223,7 +221,7 @@ class JournalStore:
             written = len(data)
         else:
             if not ch.ready:
-                ch.catch_up(self)
+                ch.catch_up(self, None, self._read_whole)
             written = ch.write(f, data)  # each record with its MAC
         f.flush()
         if ch is not None:
@@ -433,15 +431,6 @@ class JournalStore:
             self.chain_damaged = self.chain is None
         return self.chain
 
-    def set_chain(self, chain):
-        """Seal with `chain` (a chainfile.StoredChain of a provisioning just
-        taken: nothing of it in the journal yet) from now on, its key file
-        written first."""
-        self.chain = chain
-        self._keys_read = True
-        chain.ready = True
-        chain.save()
-
     def chain_next(self, rs):
         """Before a writer (the round machine, diag: a RoundState that read the
         journal) makes records: the chain caught up with the journal, and rs's
@@ -452,7 +441,7 @@ class JournalStore:
         if ch is None:
             return
         if not ch.ready:
-            ch.catch_up(self)
+            ch.catch_up(self, None, self._read_whole)
         if ch.seq > rs.seq + 1:
             rs.seq = ch.seq - 1
 

@@ -19,7 +19,6 @@
 # it close to the running table's (docs/design.md, Heap).
 
 import gc
-import struct
 import time
 
 import memory
@@ -253,51 +252,21 @@ def stage_replay(faults, ctl, buf):
 
 def stage_chain(ctl):
     """The journal's MAC chain (sicbo/chain.py): a provisioning that `sicbo
-    deploy --provision` left beside the journal taken (its key file written,
-    the provisioning file deleted: the first key does not stay on the board),
-    the round machine's numbers moved past the chain's, then the chain's
-    first record, J_PROVISION, written under its first key, if it is not in
-    the journal yet (a power cut can come between any two of these)."""
+    deploy --provision` left beside the journal taken, then the chain's
+    first record written (chainfile.take). A table with neither a key file
+    nor a provisioning file loads none of the chain's code."""
     import os
 
     from journal_store import PROVISION_NAME
 
-    store = ctl.store
-    m = ctl.m
-    path = store.folder + "/" + PROVISION_NAME
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        os.stat(ctl.store.folder + "/" + PROVISION_NAME)
     except OSError:
-        data = None
-    if data is not None:
-        from chainfile import StoredChain
+        if ctl.store.open_chain() is None:
+            return
+    from chainfile import take
 
-        from journal_store import KEY_NAME
-        from sicbo.chain import parse
-
-        old = store.open_chain()
-        if not parse(data):
-            (ctl.log or print)("sicbo: provisioning file damaged: not taken (provision again)")
-        else:
-            new = StoredChain(data, store.folder + "/" + KEY_NAME)
-            if old is None or old.ident != new.ident:
-                new.previous = old.ident if old is not None else 0
-                store.set_chain(new)  # the key file first: then the provisioning file goes
-            del new
-        del data
-        os.remove(path)
-    ch = store.open_chain()
-    if ch is None:
-        return
-    store.chain_next(m)
-    if not ch.first:
-        now = time.ticks_ms()
-        b = bytearray(R.PAYLOAD)
-        struct.pack_into("<II", b, R.P_CHAIN, ch.ident, ch.previous)
-        store.append(m.encode_next(R.J_PROVISION, b, now, ctl.wall.seconds(now)), m.open_seq)
-        (ctl.log or print)("sicbo: provisioning %d taken: the journal's MAC chain starts at "
-                           "seq %d" % (ch.ident, ch.first))
+    take(ctl)
 
 
 def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
