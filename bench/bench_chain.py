@@ -138,7 +138,9 @@ def main():
 
     def boot():
         s2 = JournalStore(d)
-        s2.boot(RoundState().feed, buf)
+        rs = RoundState()
+        s2.boot(rs.feed, buf)
+        s2.chain_next(rs)  # as the boot's stage_chain does, after the replay
         assert s2.chain.seq == 7 and s2.chain.bad == 0
         s2.f.close()
         import os
