@@ -376,7 +376,8 @@ class Link(C.Client):
             self.counts[_C_STATUS] += 1
 
     def _send_head(self, now):
-        h = self._head_of()
+        head_of = self._head_of
+        h = head_of() if head_of is not None else None
         if h is None or h == self._head_sent:
             self._head_due = False
             return
