@@ -86,6 +86,7 @@ from sicbo import records as R  # noqa: E402
 
 BOARD_FILE = os.path.join(REPO, "board_config", "boards", "virtual.json")
 BOARD = {"file": BOARD_FILE}  # the board file of this run (--board)
+CHAIN = {"on": False}  # --chain: every new folder provisioned (a MAC chain over its journal)
 TABLE_FILE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 VM32 = os.path.join(REPO, "build", "vm32", "sim", "micropython")
 VM32_FROZEN = os.path.join(REPO, "build", "vm32", "frozen", "micropython")
@@ -366,6 +367,12 @@ def new_folder(prefix, base=None, board=None, table=TABLE_FILE):
             shutil.copy(board, os.path.join(folder, "board.json"))
         shutil.copy(table, os.path.join(folder, "table.json"))
         write_pins(board, folder)
+        if CHAIN["on"]:
+            # As `sicbo deploy --provision` leaves it: the first boot takes it.
+            from sicbo import chain
+
+            with open(os.path.join(folder, "chain.new"), "wb") as f:
+                f.write(chain.key_file(1, 0, 1, 0, bytes(range(32)), bytes(16)))
     return folder
 
 
@@ -415,6 +422,23 @@ def fill_journal(interp, extra_rounds=8, board=None, table=TABLE_FILE):
         raise BenchError("could not fill a journal with %s at %s: %s"
                          % (interp.exe, FILL_HEAP, why or "no segment deleted"))
     return folder, r
+
+
+def chain_failure(folder):
+    """With --chain: why the journal's MAC chain does not verify (None: it
+    does, every record of it sealed), from its J_PROVISION or, rotated away,
+    from its first checkpoint (host_tools/chaincheck.py)."""
+    if not CHAIN["on"]:
+        return None
+    from host_tools import keystore
+    from host_tools.commands import journal as jcmd
+
+    ks = keystore.KeyStore("(the bench's key)")
+    ks.chains.append(keystore.Provisioning(1, "T01", 1, bytes(range(32)), None))
+    rep = jcmd.verification(jcmd.segments([folder]), ks)
+    if rep.verified and rep.authenticated == rep.records:
+        return None
+    return "the MAC chain: %s" % "; ".join(f["text"] for f in rep.findings[:3])
 
 
 def host_recall(folder):
@@ -661,7 +685,7 @@ class Campaign:
                              % (self.runs, r.cut[0], r.cut[1], len(self.started())))
                 elif rounds == 0:
                     self.recall = host_recall(folder)
-                    self.failure = self.check(r)
+                    self.failure = self.check(r) or chain_failure(folder)
                     if self.failure is None and LINK["floor"] is not None:
                         self.failure = self.link_check(r)
                     break
@@ -962,6 +986,10 @@ def measure_mode(interps, missing, rounds, args, step, earlier):
                  len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0],
                  os.path.basename(interps[0].exe), FILL_HEAP, os.path.basename(BOARD["file"]),
                  os.path.basename(TABLE_FILE), rounds, args.cut_every, args.seed), flush=True)
+        if CHAIN["on"]:
+            PRINT("board_heap: provisioned: a MAC chain over the journal (%s)"
+                  % ("every record sealed" if "chain.key" in os.listdir(full) else
+                     "NOT TAKEN: no key file"), flush=True)
         for exe in missing:
             PRINT("%s: not built, skipped (make vm32 / make vm32-frozen with "
                   "MICROPYTHON_SRC)" % os.path.relpath(exe, REPO))
@@ -995,6 +1023,9 @@ def main(argv=None):
     ap.add_argument("--board", default=BOARD_FILE,
                     help="the board file (default board_config/boards/virtual.json; "
                          "virtual-chain.json: the keys on a 74HC165 chain)")
+    ap.add_argument("--chain", action="store_true",
+                    help="the board provisioned: every record sealed with its MAC, the key "
+                         "file written after each append (docs/tamper-evidence.md)")
     ap.add_argument("--link", action="store_true",
                     help="with the floor link connected and publishing (a real mosquitto "
                          "and the floor service) only; --all measures without it, then with it")
@@ -1003,6 +1034,7 @@ def main(argv=None):
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     BOARD["file"] = os.path.abspath(args.board)
+    CHAIN["on"] = args.chain
     rounds = 200 if args.quick and args.rounds == 1000 else args.rounds
     step = 2 if args.quick and args.step == 1 else args.step
     exes = list(args.micropython)

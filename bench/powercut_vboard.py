@@ -106,8 +106,11 @@ class Missed(Exception):
 
 
 class Campaign:
-    def __init__(self, folder, seed=5, heap=HEAP, log=None):
+    def __init__(self, folder, seed=5, heap=HEAP, log=None, chain=False):
         self.folder = folder
+        # chain: the board provisioned (a MAC chain over its journal, sicbo
+        # deploy --provision): its journal is verified at the end.
+        self.keys = os.path.join(folder, "keys.json") if chain else None
         self.rng = random.Random(seed)
         self.heap = heap
         self.log = log or (lambda text: None)
@@ -141,7 +144,8 @@ class Campaign:
                                heap=self.heap, table_file=TABLE)
         self.heap = self.vb.heap
         self.vb.start()
-        deploy(self.vb.port, FAST_BOARD, TABLE, reset=False)
+        deploy(self.vb.port, FAST_BOARD, TABLE, reset=False, provision_to=self.keys,
+               table_id="T01")
         # the board's clock, as a deploy with its reset sets it
         mpremote = os.path.join(os.path.dirname(sys.executable), "mpremote")
         subprocess.run([mpremote, "connect", self.vb.port, "rtc", "--set"], check=True,
@@ -468,6 +472,9 @@ def failed(r):
             why.append("%s %d" % (key.replace("_", " "), r[key]))
     if r["aborted"]:
         why.append("aborted (%s)" % r["aborted"])
+    if r.get("chain") is not None and not r["chain"]["verified"]:
+        why.append("the journal's MAC chain did not verify (%s)"
+                   % "; ".join(f["text"] for f in r["chain"]["findings"][:3]))
     # A key press whose lamp did not change within LAMP_TIMEOUT_S can be the
     # loaded host's (the pty, the relay); more than a few is the board's.
     if len(r.get("missed", ())) > missed_limit(r.get("rounds", 0)):
@@ -480,12 +487,27 @@ def missed_limit(rounds):
     return max(2, rounds // 100)
 
 
-def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
-    """Runs the campaign; returns a dict of figures."""
+def verify_chain(c):
+    """The board's journal verified against the campaign's key store
+    (sicbo journal --verify): figures."""
+    from host_tools import keystore
+    from host_tools.commands import journal as jcmd
+
+    rep = jcmd.verification(jcmd.segments([os.path.join(c.vb.fs, "journal")]),
+                            keystore.load(c.keys))
+    return {"verified": rep.verified, "records": rep.records,
+            "authenticated": rep.authenticated, "findings": rep.findings[:10],
+            "notes": rep.notes[:10], "chains": rep.chains}
+
+
+def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None, chain=False):
+    """Runs the campaign; returns a dict of figures (with chain: also
+    "chain", the verification of the board's journal)."""
     if cuts is None:
         cuts = max(1, rounds // 4)
     folder = tempfile.mkdtemp(prefix="sicbo-powercut-")
-    c = Campaign(folder, seed, heap, log)
+    c = Campaign(folder, seed, heap, log, chain)
+    verified = None
     t0 = time.monotonic()
     aborted = None
     play_s = 0.0
@@ -506,6 +528,8 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
             starts = c.vb.boots - c.starts0
             running = len(c.console.running_lines()) if c.console else 0
             own_resets = c.own_resets() - c.resets0
+            if chain:
+                verified = verify_chain(c)
     finally:
         c.stop()
         shutil.rmtree(folder, ignore_errors=True)
@@ -535,7 +559,7 @@ def campaign(rounds=1000, cuts=None, seed=5, heap=HEAP, log=None):
         "boots": c.boot, "cut_where": c.cut_where,
         "rounds_per_s": rounds / play_s if play_s else 0.0,
         "seconds": time.monotonic() - t0, "seed": seed, "heap": c.heap,
-        "missed": c.misses,
+        "missed": c.misses, "chain": verified,
     }
 
 
@@ -547,10 +571,13 @@ def main(argv=None):
     ap.add_argument("--heap", default=HEAP,
                     help="interpreter heap (default: the board's, %s here)"
                     % (HEAP or default_heap()))
+    ap.add_argument("--chain", action="store_true",
+                    help="provision the board (a MAC chain over its journal) and verify its "
+                         "journal at the end (sicbo journal --verify)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     r = campaign(args.rounds, args.cuts, args.seed, args.heap,
-                 log=print if args.verbose else None)
+                 log=print if args.verbose else None, chain=args.chain)
     print("powercut_vboard: %d rounds (round ids 1..%d), %d power cuts at random moments "
           "(seed %d, heap %s), %d boots" % (r["rounds"], r["round_ids"], r["cuts"], r["seed"],
                                              r["heap"], r["boots"]))
@@ -575,6 +602,11 @@ def main(argv=None):
     print("  fault records journaled %d %s" % (r["faults"], r["fault_records"] or ""))
     print("  lost    %d %s" % (r["lost"], r["lost_rounds"] or ""))
     print("  doubled %d %s" % (r["doubled"], r["doubled_rounds"] or ""))
+    if r["chain"] is not None:
+        ch = r["chain"]
+        print("  MAC chain: %d records, %d with a MAC, %s%s" % (
+            ch["records"], ch["authenticated"], "verified" if ch["verified"] else
+            "NOT VERIFIED", "".join("\n    " + f["text"] for f in ch["findings"])))
     print("  %.2f rounds/s, %.1f s in all" % (r["rounds_per_s"], r["seconds"]))
     why = failed(r)
     print("powercut_vboard: %s" % ("FAILED: " + "; ".join(why) if why else "passed"))

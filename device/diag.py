@@ -90,6 +90,7 @@ class _Context:
         """Journal one J_DIAG record after the journal's last one."""
         rs = self.state()
         store = self._store()  # its first append opens a segment after every other
+        store.chain_next(rs)  # numbered for the chain's key (sicbo/chain.py)
         now = time.ticks_ms()
         rec = rs.encode_next(R.J_DIAG, bytes((what, 0, 0, 0, 0, 0, 0, 0)), now, _wall(now))
         store.append(rec, rs.open_seq)
@@ -271,7 +272,31 @@ def _status_journal(c):
         print("result    %d-%d-%d" % (rs.dice[0], rs.dice[1], rs.dice[2]))
     store = c._store()
     print("journal   %d segments, %d bytes" % (store.files(), store.total_bytes()))
+    print("chain     " + _chain_line(store))
     store.close()
+
+
+def _chain_line(store):
+    # The MAC chain (sicbo/chain.py): whether records are authenticated, and
+    # the head to take off the table (sicbo journal --verify KEYSTORE --head).
+    import os
+
+    from journal_store import PROVISION_NAME
+
+    try:
+        os.stat(store.folder + "/" + PROVISION_NAME)
+        pending = "; a provisioning waits for the next boot"
+    except OSError:
+        pending = ""
+    ch = store.open_chain()
+    if ch is None:
+        return ("KEY FILE DAMAGED: records not authenticated" if store.chain_damaged else
+                "none: records not authenticated (sicbo deploy --provision)") + pending
+    ch.catch_up(store)  # the key file may be a batch behind the journal
+    if not ch.first:
+        return "provisioning %d taken, its first record not yet written%s" % (ch.ident, pending)
+    return "provisioning %d since seq %d, head %s%s" % (ch.ident, ch.first, ch.head_text(),
+                                                        pending)
 
 
 def _status_sensors(c):
@@ -592,6 +617,7 @@ def _clear_fault():
     f = faults.Faults(c.fault_file)
     rs = c.state()
     store = c._store()
+    store.chain_next(rs)
 
     def journal_fault(stage, kind, detail, late):
         now = time.ticks_ms()

@@ -19,8 +19,15 @@
 # unacknowledged records go, `lost` says up to which; the floor sees the
 # gap) or keep them and take no new round (`full`).
 #
-# Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir: the same code
-# runs on the unix port and on the ESP32's littlefs.
+# With a key file in the folder (KEY_NAME: the table was provisioned, see
+# sicbo/chain.py and docs/tamper-evidence.md) every record is sealed with its
+# MAC as it is written, and the key file is written again after each append's
+# flush: a power cut between the two leaves the key file behind the journal,
+# never ahead, and the chain catches up from the journal's records before it
+# seals again (chainfile.StoredChain.catch_up).
+#
+# Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir/rename:
+# the same code runs on the unix port and on the ESP32's littlefs.
 
 import os
 
@@ -32,6 +39,8 @@ from sicbo.journal import u32, valid_at
 _WINDOW = const(2048)  # the read window: two records of the largest (R.MAX_LEN)
 _PREFIX = "j"
 _SUFFIX = ".log"
+KEY_NAME = "chain.key"  # the chain's key file (chainfile.py), in the journal's folder
+PROVISION_NAME = "chain.new"  # a provisioning that the next boot takes (startup.py)
 
 
 def _number(name):
@@ -109,6 +118,14 @@ class JournalStore:
         self.appends = 0
         self.bytes_written = 0
         self.deleted = 0
+        # The MAC chain, taken from its key file when first needed (open_chain):
+        # at boot after the replay and its read buffer (startup.stage_chain),
+        # so that it is not in the heap the replay needs at its fullest.
+        self.chain = None  # chainfile.StoredChain: the table is provisioned
+        self.chain_damaged = False  # a key file that is not one: records without MACs
+        self._keys_read = False
+        self._read_whole = False
+        self.key_saves = 0
 
     def path(self, n):
         return "%s/%s%08d%s" % (self.folder, _PREFIX, n, _SUFFIX)
@@ -177,6 +194,7 @@ class JournalStore:
         records. buf: the read buffer (read_buffer()), allocated early."""
         for piece in self.read_all(buf):
             feed(piece)
+        self._read_whole = True  # self.last is the highest number held (the chain's catch_up)
         # No pruning here: only rotation deletes, right after it has written a
         # checkpoint (the meters of what goes) at the head of the new segment.
         # A boot, or diag opening the journal to add a record, deletes nothing.
@@ -197,8 +215,18 @@ class JournalStore:
         f = self.f
         if f is None:
             raise OSError("journal segment not open")
-        f.write(data)
+        ch = self.open_chain()
+        if ch is None:
+            f.write(data)
+            written = len(data)
+        else:
+            if not ch.ready:
+                ch.catch_up(self, None, self._read_whole)
+            written = ch.write(f, data)  # each record with its MAC
         f.flush()
+        if ch is not None:
+            ch.save()  # after the flush: never ahead of the journal
+            self.key_saves += 1
         seg = self.segs[-1]
         if seg[1] <= 0 and len(data) >= 8:
             seg[1] = u32(data, R.OFF_SEQ)
@@ -207,8 +235,8 @@ class JournalStore:
         while o + R.OFF_SEQ + 4 <= n:  # the last record's number
             self.last = u32(data, o + R.OFF_SEQ)
             o += data[o + R.OFF_LENGTH] | (data[o + R.OFF_LENGTH + 1] << 8)
-        self.size += n
-        self.bytes_written += n
+        self.size += written
+        self.bytes_written += written
 
     def append(self, data, keep_seq=0):
         """Write sealed records (bytes or memoryview) and flush. keep_seq: the
@@ -384,3 +412,42 @@ class JournalStore:
         if self.f is not None:
             self.f.close()
             self.f = None
+
+    # ---- the chain (chainfile.py) ----------------------------------------------------
+
+    def open_chain(self):
+        """The chain (chainfile.StoredChain), its key file read the first time,
+        or None: the table is not provisioned (no chain code is loaded), or
+        its key file is damaged (chain_damaged)."""
+        if not self._keys_read:
+            self._keys_read = True
+            try:
+                os.stat(self.folder + "/" + KEY_NAME)
+            except OSError:
+                return None
+            from chainfile import load
+
+            self.chain = load(self.folder + "/" + KEY_NAME)
+            self.chain_damaged = self.chain is None
+        return self.chain
+
+    def chain_next(self, rs):
+        """Before a writer (the round machine, diag: a RoundState that read the
+        journal) makes records: the chain caught up with the journal, and rs's
+        sequence numbers moved past the chain's, should the key file be ahead
+        of the journal (records lost after they were flushed): a key is never
+        asked to sign a number it has moved past."""
+        ch = self.open_chain()
+        if ch is None:
+            return
+        if not ch.ready:
+            ch.catch_up(self, None, self._read_whole)
+        if ch.seq > rs.seq + 1:
+            rs.seq = ch.seq - 1
+
+    def head(self):
+        """The chain's head, "SEQ:HASH" (sicbo.chain.head_text), or None
+        without a chain or before its first record: what the floor link
+        publishes (retained) on the table's head topic."""
+        ch = self.open_chain()
+        return ch.head_text() if ch is not None else None

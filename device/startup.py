@@ -9,7 +9,8 @@
 #             of the running table, while the heap is whole
 #   hardware  the adapters, all off (the lamps first: the fault pattern)
 #   replay    the journal through the one buffer, its garbage collected;
-#             faults of earlier boots journaled
+#             a provisioning taken (the MAC chain, stage_chain); faults of
+#             earlier boots journaled
 #   resume    the approval check (fails closed without a clock), the round
 #             resumed, the watchdog armed last
 #
@@ -173,7 +174,9 @@ def stage_link(faults, board, table, journal_dir, secrets, say):
     except (OSError, ValueError) as e:
         say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
         return None
-    largest = R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG + R.CRC_LEN
+    # The table's largest record: a meters checkpoint, its chain tail and its MAC.
+    largest = (R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
+               + R.METERS_CHAIN + R.MAC_LEN + R.CRC_LEN)
     return [0, 0, fl, tls, password, wifi, largest, _code_hash(), journal_dir + "/acked"]
 
 
@@ -242,8 +245,28 @@ def stage_replay(faults, ctl, buf):
     store.boot(ctl.m.feed, buf)
     del buf
     gc.collect()
+    stage_chain(ctl)
     faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
     faults.journal_pending(ctl.journal_fault)
+
+
+def stage_chain(ctl):
+    """The journal's MAC chain (sicbo/chain.py): a provisioning that `sicbo
+    deploy --provision` left beside the journal taken, then the chain's
+    first record written (chainfile.take). A table with neither a key file
+    nor a provisioning file loads none of the chain's code."""
+    import os
+
+    from journal_store import PROVISION_NAME
+
+    try:
+        os.stat(ctl.store.folder + "/" + PROVISION_NAME)
+    except OSError:
+        if ctl.store.open_chain() is None:
+            return
+    from chainfile import take
+
+    take(ctl)
 
 
 def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):

@@ -194,15 +194,18 @@ def make_client(folder: str, cn: str, days: int = DAYS) -> ClientFiles:
 
 def acl(site: str) -> str:
     """The broker's ACL for a site (docs/floor.md): a table writes only its
-    own journal and status and reads only its own acknowledgements; the floor
-    service (user `floor`) reads every table's and writes the acks."""
+    own journal, status and chain head and reads only its own
+    acknowledgements; the floor service (user `floor`) reads every table's
+    and writes the acks."""
     check_name("site", site)
     return ("# every table: its own topics only\n"
             "pattern write sicbo/{s}/%u/journal\n"
             "pattern write sicbo/{s}/%u/status\n"
+            "pattern write sicbo/{s}/%u/head\n"
             "pattern read sicbo/{s}/%u/ack\n"
             "# the floor service\n"
             "user floor\n"
             "topic read sicbo/{s}/+/journal\n"
             "topic read sicbo/{s}/+/status\n"
+            "topic read sicbo/{s}/+/head\n"
             "topic write sicbo/{s}/+/ack\n").format(s=site)

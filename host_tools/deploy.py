@@ -721,6 +721,7 @@ class Report:
         self.reset = False  # reset, or (current) its app started again
         self.states = []  # boardstate.BoardState lines the board printed after that
         self.watched = 0.0  # s they were waited for (0: not read)
+        self.provisioned = None  # keystore.Provisioning made by --provision
 
     def running(self):
         """'frozen firmware <hash>' or 'deployed code <hash>'."""
@@ -765,8 +766,58 @@ def _text_sha(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# -- provisioning the journal's MAC chain (docs/tamper-evidence.md) --------------
+
+JOURNAL_DIR = "/journal"  # device/tablefiles.py JOURNAL_DIR
+PROVISION_NAME = "chain.new"  # device/journal_store.py PROVISION_NAME
+
+
+def table_id_of(board_text):
+    """The table id in the board file's floor section, or None."""
+    try:
+        floor = json.loads(board_text).get("floor")
+    except (ValueError, AttributeError):
+        return None
+    return floor.get("table") if isinstance(floor, dict) else None
+
+
+def provision(mp, keystore_path, table, log):
+    """A new MAC chain for the board at mp: its first key made and kept in
+    the key store (saved before anything goes to the board), for the
+    sequence number after the board's journal's last, then the provisioning
+    file written beside the board's journal, which its next boot takes (the
+    key then never stays on the board: startup.stage_chain). Returns the
+    keystore.Provisioning."""
+    import base64
+
+    from host_tools import keystore
+
+    store = keystore.load(keystore_path, create=True)
+    out = mp.run("exec", agent_code("sd_last_seq") + "sd_last_seq(%r)\n" % JOURNAL_DIR)
+    last = _marked(out, "SICBO-SEQ")
+    chain = store.new_chain(table, last + 1)
+    store.save()
+    data = store.provisioning_file(chain)
+    out = mp.run("exec", agent_code("sd_hash", "sd_provision")
+                 + "sd_provision(%r, %r)\n" % (JOURNAL_DIR, base64.b64encode(data).decode()))
+    if _marked_text(out, "SICBO-PROV") != hashlib.sha256(data).hexdigest():
+        raise DeployError("the provisioning file does not verify on the board: deploy "
+                          "--provision again (the key store keeps an unused chain %d)" % chain.id)
+    log("provisioning %d for table %s kept in %s; the board takes it at its next boot "
+        "(its journal's first key: seq %d)" % (chain.id, table, keystore_path, chain.base))
+    return chain
+
+
+def _marked_text(out, mark):
+    for line in out.splitlines():
+        if line.startswith(mark + " "):
+            return line[len(mark) + 1:].strip()
+    raise DeployError("unexpected answer from the board: %s" % (out.strip()[-200:] or "nothing"))
+
+
 def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None,
-           mpremote=None, hook=None, settle=RESET_SETTLE, watch=None, secrets=None):
+           mpremote=None, hook=None, settle=RESET_SETTLE, watch=None, secrets=None,
+           provision_to=None, table_id=None):
     """Deploys device/ plus the board and table files to the board at `port`.
     Returns a Report; raises DeployError (a UsageError) when refused, and
     PortBusy when another program holds the port (host_tools/portlock.py).
@@ -787,7 +838,11 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     to /secrets/ on the board in the probe's run, before anything else
     (a board up to date included), never in the manifest; without it, a
     board file with a floor section gets the names of the secrets the board
-    lacks said (in one line), and the board's own are left as they are."""
+    lacks said (in one line), and the board's own are left as they are.
+
+    provision_to: a key store's path: a new MAC chain for the table
+    (`table_id`, else the board file's floor.table) before anything else
+    (provision())."""
     from host_tools.boardstate import BOOT_TIMEOUT_S
     from host_tools.portlock import PortLock
 
@@ -800,6 +855,12 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     mp = mpremote or MpRemote(port)
     mp.check_port()
     with PortLock(port, "sicbo deploy") as lock:
+        if provision_to is not None:
+            tid = table_id or table_id_of(board_text)
+            if not tid:
+                raise DeployError("--provision needs the table's id: --table-id ID (the board "
+                                  "file %s has no floor.table)" % board_path)
+            report.provisioned = provision(mp, provision_to, tid, log)
         return _deploy(report, port, (board_text, table_text, board, table), device_dir,
                        reset, log, mp, hook, settle, watch, lock, secret_files)
 

@@ -138,6 +138,7 @@ class Link(C.Client):
         self.t_journal = base + b"journal"
         self.t_status = base + b"status"
         self.t_ack = base + b"ack"
+        self.t_head = base + b"head"
         self._at = mqtt.room(self.t_journal)  # where payloads go in the tx buffer
         # A TLS client is known by its certificate; a plain one by its password.
         C.Client.__init__(self, tid, host, port, keepalive_s, ssl, server_hostname,
@@ -181,6 +182,12 @@ class Link(C.Client):
         self._status_due = True
         self._sub_due = True
         self._status_pid = 0
+        # The MAC chain's head (a provisioned table's store), retained on its
+        # topic when it moves: the floor holds the highest it saw.
+        self._head_of = getattr(source, "head", None)
+        self._head_sent = None
+        self._head_due = self._head_of is not None
+        self._head_pid = 0
         now = self.ticks()
         self._ack_t = now  # the cursor last moved (or records became outstanding)
         self._save_t = now
@@ -200,6 +207,7 @@ class Link(C.Client):
         said: the round and its state (round << 3 | state): the status names
         them, and goes again when they change."""
         self._more = True
+        self._head_due = self._head_of is not None
         if said != self.said and said >= 0:
             self.said = said
             self._status_due = True
@@ -316,6 +324,8 @@ class Link(C.Client):
         self._more = True
         self._sub_due = True
         self._status_due = True
+        self._head_sent = None
+        self._head_due = self._head_of is not None
         self._ack_t = now
         if self.on_up is not None:
             self.on_up()
@@ -327,6 +337,8 @@ class Link(C.Client):
             self._sub_due = not self.subscribe(self.t_ack, now)
         if self._status_due and self.ready():
             self._send_status(now)
+        if self._head_due and self.ready():
+            self._send_head(now)
         while self._redo < self._n and self.ready():
             self._resend(now)
         if time.ticks_diff(now, self._look_t) >= _LOOK_MS:
@@ -346,7 +358,7 @@ class Link(C.Client):
         # The next packet id not in use (ids of the window and the status).
         while True:
             pid = self.new_pid()
-            if pid == self._status_pid:
+            if pid == self._status_pid or pid == self._head_pid:
                 continue
             for i in range(self._n):
                 if self._win[4 * i] == pid:
@@ -366,6 +378,22 @@ class Link(C.Client):
             self._status_pid = pid
             self._status_due = False
             self.counts[_C_STATUS] += 1
+
+    def _send_head(self, now):
+        head_of = self._head_of
+        h = head_of() if head_of is not None else None
+        if h is None or h == self._head_sent:
+            self._head_due = False
+            return
+        data = h.encode()
+        n = len(data)
+        self._payload[0:n] = data
+        pid = self._pid()
+        start = mqtt.publish(self.tx, self._at, n, self.t_head, pid, True, False)
+        if self.send(self.tx, start, self._at + n - start, now):
+            self._head_pid = pid
+            self._head_sent = h
+            self._head_due = False
 
     def _status(self):
         return ('{"online": true, "seq": %d, "acked": %d}'
@@ -440,6 +468,8 @@ class Link(C.Client):
                 return
         if pid and pid == self._status_pid:
             self._status_pid = 0
+        elif pid and pid == self._head_pid:
+            self._head_pid = 0
         else:
             self.counts[_C_STRAY] += 1
 

@@ -7,12 +7,14 @@
 # it runs on a 110 KiB heap beside nothing else (mpremote soft-resets first).
 #
 # Output lines, read by the host: "SICBO-PROBE <repr of a dict>", "SICBO-H
-# <path> <sha256 hex>", "SICBO-END", "SICBO-VERIFY <repr of a list>".
+# <path> <sha256 hex>", "SICBO-END", "SICBO-VERIFY <repr of a list>",
+# "SICBO-SEQ <last sequence number>", "SICBO-PROV <sha256 hex>".
 import binascii
 import gc
 import hashlib
 import json
 import os
+import struct
 import sys
 
 
@@ -257,3 +259,49 @@ def sd_secret_names(folder):
     except OSError:
         names = []
     print("SICBO-SECRET-NAMES", repr(sorted(names)))
+
+
+def sd_last_seq(folder):
+    """Prints the journal's last sequence number (SICBO-SEQ; 0: none): that
+    of the last record whose CRC checks out in the newest segment that has
+    one. A provisioning's first key is for the number after it."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith("j") and n.endswith(".log"))
+    except OSError:
+        names = []
+    for n in reversed(names):
+        f = open(folder + "/" + n, "rb")
+        data = f.read()
+        f.close()
+        last = 0
+        off = 0
+        while off + 28 <= len(data):
+            k = data[off + 2] | data[off + 3] << 8
+            if data[off] == 0xA5 and 28 <= k <= 1024 and off + k <= len(data) and (
+                    binascii.crc32(data[off:off + k - 4]) ==
+                    struct.unpack_from("<I", data, off + k - 4)[0]):
+                last = struct.unpack_from("<I", data, off + 4)[0]
+                off += k
+            else:
+                off += 1
+        data = None
+        gc.collect()
+        if last:
+            print("SICBO-SEQ", last)
+            return
+    print("SICBO-SEQ", 0)
+
+
+def sd_provision(folder, data):
+    """Writes a provisioning file (base64) beside the journal, through a
+    temporary file renamed, for the next boot to take (startup.stage_chain);
+    prints its sha256 (SICBO-PROV)."""
+    try:
+        os.mkdir(folder)
+    except OSError:
+        pass
+    f = open(folder + "/chain.part", "wb")
+    f.write(binascii.a2b_base64(data))
+    f.close()
+    os.rename(folder + "/chain.part", folder + "/chain.new")
+    print("SICBO-PROV", sd_hash(folder + "/chain.new"))

@@ -17,17 +17,17 @@ from sicbo import records as R
 # (sicbo.events ST_*).
 FOLLOWS = (
     b"\x00\x7f\x7f\x02\x04\x08\x50\x60\x5e\x20\x7f\x70\x7f\x30\x38"
-    b"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f")
+    b"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f")
 # The meter it counts (its index in sicbo.meters.NAMES), 255 none.
 METER_OF = (
     b"\xff\xff\x00\xff\xff\xff\xff\x05\x02\x01\x03\x04\x06\x07\xff"
-    b"\xff\xff\xff\xff\xff\xff\xff\xff\xff")
+    b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff")
 # Type t's payload checks: CHECKS[5 * k:5 * k + 5] for CHECK_AT[t] <= k <
 # CHECK_AT[t + 1], each (offset in the payload, bytes, lowest, highest, the
 # damage code E.BAD_* of a byte outside lowest..highest).
 CHECK_AT = (
     b"\x00\x00\x00\x01\x01\x01\x01\x03\x05\x07\x07\x08\x09\x0a\x0c"
-    b"\x0d\x0e\x10\x10\x10\x10\x10\x11\x12\x13")
+    b"\x0d\x0e\x10\x10\x10\x10\x10\x11\x12\x13\x13")
 CHECKS = (
     b"\x00\x01\x00\x02\x04\x00\x03\x01\x06\x03\x03\x01\x00\x01\x04"
     b"\x00\x03\x01\x06\x03\x03\x03\x01\x06\x03\x00\x01\x01\x07\x04"
@@ -74,15 +74,25 @@ def encode(rtype, seq, rid, boot, ticks, wall, payload=b""):
     return bytes(buf)
 
 
+def plain_len(b, o):
+    """The length of the record at b[o] without its MAC (sicbo/chain.py): what
+    its type's checks and its payload's end go by."""
+    n = b[o + R.OFF_LENGTH] | (b[o + R.OFF_LENGTH + 1] << 8)
+    return n - R.MAC_LEN if b[o + R.OFF_FLAGS] & R.FLAG_MAC else n
+
+
 class Record:
-    """A decoded record."""
+    """A decoded record. mac: the record's MAC (bytes), None for a record
+    that is not authenticated."""
 
     def __init__(self, data, off):
         (_, self.type, self.length, self.seq, self.round, self.boot, flags,
          self.ticks, wall) = struct.unpack_from(_HDR_FMT, data, off)
         self.wall = wall if flags & R.FLAG_WALL else None
         self.offset = off
-        self.payload = bytes(data[off + R.HEADER:off + self.length - R.CRC_LEN])
+        end = off + plain_len(data, off) - R.CRC_LEN
+        self.payload = bytes(data[off + R.HEADER:end])
+        self.mac = bytes(data[end:end + R.MAC_LEN]) if flags & R.FLAG_MAC else None
 
     def p(self, i):
         return self.payload[i] if i < len(self.payload) else 0
@@ -120,7 +130,8 @@ def u32(b, o):
 
 
 def check_payload(t, length, b, p):
-    """0 if a record of type t and this length, payload at b[p], is one its type
+    """0 if a record of type t and this length (without its MAC: plain_len),
+    payload at b[p], is one its type
     allows, else the damage code E.BAD_*: the declarations' checks
     (sicbo/records.py, as CHECKS has them). What the record may
     say in the journal's context (sequence, round, state) is RoundState.take's
@@ -144,7 +155,8 @@ def check_payload(t, length, b, p):
 
 def check(rec):
     """check_payload of a decoded Record (host tools, diag)."""
-    return check_payload(rec.type, rec.length, rec.payload, 0)
+    return check_payload(rec.type, rec.length - (R.MAC_LEN if rec.mac is not None else 0),
+                         rec.payload, 0)
 
 
 class Scanner:

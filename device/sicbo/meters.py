@@ -45,7 +45,7 @@ class Meters:
         # record()'s buffer, made with the meters at boot: the first rotation
         # may come when the heap has no free block this large.
         self._rec = bytearray(R.HEADER + R.METERS_HEAD + 4 * len(self.wins)
-                              + R.METERS_CONFIG + R.CRC_LEN)
+                              + R.METERS_CONFIG + R.METERS_CHAIN + R.CRC_LEN)
 
     def get(self, name):
         return self.counts[NAMES.index(name)]
@@ -110,12 +110,14 @@ class Meters:
         """The meters as a J_METERS record after the machine's last one, in a
         buffer made once (valid until the next call), CRC filled in, with the
         configuration in force: its id and the last wall time known under it
-        (the configuration tail, sicbo/records.py C_*)."""
+        (the configuration tail, sicbo/records.py C_*), then room for the
+        chain's head (H_*: zeros here; the chain fills it in as it seals the
+        record, sicbo/chain.py)."""
         buf = self._rec
         n = len(buf)
         machine.put_next_header(buf, 0, R.J_METERS, n, now, wall)
         self._pack(buf, R.HEADER)
-        c = n - R.CRC_LEN - R.METERS_CONFIG
+        c = n - R.CRC_LEN - R.METERS_CHAIN - R.METERS_CONFIG
         for i in range(R.CONFIG_ID_LEN):
             buf[c + R.C_ID + i] = machine.config_id[i]
         known = machine.config_wall

@@ -39,6 +39,12 @@ REC_LEN = const(36)  # HEADER + PAYLOAD + CRC_LEN
 MIN_LEN = const(28)  # an empty payload
 MAX_LEN = const(1024)
 FLAG_WALL = const(1)  # the wall field holds the RTC's time (else 0: never guessed)
+# The record carries a MAC (sicbo/chain.py, docs/tamper-evidence.md): MAC_LEN
+# bytes between its payload and its CRC, counted by the length field and
+# covered by the CRC. A record without this flag is not authenticated.
+FLAG_MAC = const(2)
+MAC_LEN = const(8)
+CHAIN_LEN = const(16)  # the chain hash: the head published off the table
 
 # ---- Record types -----------------------------------------------------------
 J_BOOT = const(1)
@@ -64,7 +70,8 @@ J_DIAG = const(20)
 J_FAULT = const(21)
 J_DAMAGE = const(22)
 J_LINK = const(23)
-J_LAST = const(23)  # the highest record type
+J_PROVISION = const(24)
+J_LAST = const(24)  # the highest record type
 
 # ---- Payload fields: offsets from the payload's start ------------------------
 P_CAUSE = const(0)  # J_BOOT: the board's machine.reset_cause()
@@ -96,9 +103,14 @@ P_LINK = const(0)  # J_LINK: LINK_DOWN or LINK_UP
 P_LINK_FAULT = const(1)  # J_LINK down: why (the L_* codes of device/link/client.py)
 P_LINK_DETAIL = const(2)  # J_LINK down: an errno, a CONNACK code, ... (u16)
 P_LINK_SEQ = const(4)  # J_LINK up: the sequence number the floor had acknowledged (u32)
+# J_PROVISION: the first record of a MAC chain, under the chain's first key
+# (its own sequence number is the chain's first).
+P_CHAIN = const(0)  # u32 the provisioning's id (the host's key store names it)
+P_PREVIOUS = const(4)  # u32 the provisioning it replaces, 0 if none
 # J_METERS: the meters checkpoint (sicbo/meters.py): 8 counters and 8 void
 # reasons (u32), the channel count (u16), a u32 per channel, then the
-# configuration in force (rotation may delete its J_CONFIG).
+# configuration in force (rotation may delete its J_CONFIG), then the chain's
+# head (a journal whose older segments rotation deleted is verified from it).
 P_COUNTERS = const(0)
 COUNTERS = const(8)
 P_VOID_REASONS = const(32)
@@ -111,6 +123,12 @@ C_ID = const(0)  # 6 bytes
 C_FLAGS = const(6)  # bit 0: C_WALL holds a time
 C_WALL = const(8)  # u32 the last wall-clock time known under that configuration
 METERS_CONFIG = const(12)
+# ... then the chain's head before the checkpoint (offsets from its start),
+# filled in by the chain as it seals the record; zeros without a chain. A
+# checkpoint written before the chain existed ends at the configuration.
+H_SEQ = const(0)  # u32 the last authenticated record's sequence number (0: none)
+H_HASH = const(4)  # CHAIN_LEN bytes: the chain hash after it
+METERS_CHAIN = const(20)
 
 # Codes of the fields above.
 SHAKER_SOLENOID = const(0)
@@ -195,6 +213,9 @@ RECORD_TYPES = (
                       ("detail", P_LINK_DETAIL, 2, "u16", 0, 0, None),
                       ("acked", P_LINK_SEQ, 4, "u32", 0, 0, None)),
      ALWAYS, None, "the floor link lost, or connected again"),
+    (J_PROVISION, "provision", (("chain", P_CHAIN, 4, "u32", 0, 0, None),
+                                ("previous", P_PREVIOUS, 4, "u32", 0, 0, None)),
+     ALWAYS, None, "a MAC chain started: the board took a provisioning"),
 )
 # The payload of J_METERS is not fixed: at least METERS_HEAD bytes (checked
 # for length only; meters.Meters.load checks the rest).

@@ -18,7 +18,7 @@ from micropython import const
 
 from sicbo import events as E
 from sicbo import records as R
-from sicbo.journal import FOLLOWS, Scanner, check_payload, encode, put_header, u32
+from sicbo.journal import FOLLOWS, Scanner, check_payload, encode, plain_len, put_header, u32
 
 KEEP_DAMAGE = const(3)  # damaged records remembered one by one for J_DAMAGE
 _MAX_SENSORS = const(16)  # sensor ids are below this (RoundState.faults is a bit each)
@@ -92,8 +92,7 @@ class RoundState:
             self.duplicates += 1
             return -1
         t = b[o + R.OFF_TYPE]
-        code = check_payload(t, b[o + R.OFF_LENGTH] | (b[o + R.OFF_LENGTH + 1] << 8), b,
-                             o + R.HEADER)
+        code = check_payload(t, plain_len(b, o), b, o + R.HEADER)
         in_order = True
         if self.seq:
             # After the first record: the sequence and round ids follow on.
@@ -169,7 +168,7 @@ class RoundState:
         self.round = u32(b, o + R.OFF_ROUND)
         self.boot = b[o + R.OFF_BOOT] | (b[o + R.OFF_BOOT + 1] << 8)
         p = o + R.HEADER
-        end = o + (b[o + R.OFF_LENGTH] | (b[o + R.OFF_LENGTH + 1] << 8)) - R.CRC_LEN
+        end = o + plain_len(b, o) - R.CRC_LEN  # a MAC is not the payload's
         mt = self.meters
         if mt is not None:
             # Before the transition: a payout's wins are those of the result it pays.

@@ -33,6 +33,13 @@ def add_arguments(parser):
     parser.add_argument("--no-reset", action="store_true",
                         help="do not reset the board at the end, nor start the app of a board "
                              "already up to date (the app does not start)")
+    parser.add_argument("--provision", metavar="KEYSTORE",
+                        help="start a new MAC chain over the table's journal: its first key "
+                             "made and kept in KEYSTORE (0600, created if need be), the board "
+                             "takes it at its next boot (docs/tamper-evidence.md)")
+    parser.add_argument("--table-id", metavar="ID",
+                        help="with --provision: the table's id (default: the board file's "
+                             "floor.table)")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="print the board's start-up and the summary only")
 
@@ -47,8 +54,11 @@ def run(args):
 
     if not os.path.isdir(args.device):
         raise UsageError("no firmware folder %s" % args.device)
+    if args.table_id is not None and args.provision is None:
+        raise UsageError("--table-id goes with --provision KEYSTORE")
     report = deploy(args.port, args.board, args.table, device_dir=args.device,
-                    reset=not args.no_reset, log=log, secrets=args.secrets)
+                    reset=not args.no_reset, log=log, secrets=args.secrets,
+                    provision_to=args.provision, table_id=args.table_id)
     for rel in report.copied:
         log("  copied  %s" % rel)
     for rel in report.removed:
@@ -56,5 +66,10 @@ def run(args):
     for line in report.board_lines(args.port):
         print(line)
     print(report.summary())
+    if report.provisioned is not None:
+        print("provisioning %d (table %s) in %s: %s" % (
+            report.provisioned.id, report.provisioned.table, args.provision,
+            "taken as the app starts" if not args.no_reset else
+            "taken at the board's next boot"))
     sys.stdout.flush()
     return 0

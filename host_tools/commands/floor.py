@@ -17,6 +17,7 @@
 import datetime
 import json
 import os
+import sqlite3
 
 from host_tools.cli import UsageError
 
@@ -43,6 +44,10 @@ def add_arguments(p):
     p.add_argument("--batch", type=int, default=2000, help="records per commit, at most")
     p.add_argument("--protocol", choices=("5", "311"), default="5",
                    help="MQTT version of the floor's session (default 5)")
+    p.add_argument("--keys", metavar="KEYSTORE", action="append", default=[],
+                   help="a key store of the site's tables (sicbo deploy --provision; repeat "
+                        "for several): every record verified against its table's MAC chain "
+                        "as it is stored, failures raised as alarms")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="also serve the floor view (web page) here, e.g. 127.0.0.1:8080")
     sub = p.add_subparsers(dest="action", metavar="ACTION")
@@ -126,6 +131,23 @@ def host_port(text, option="--broker", zero=False):
     return host.strip("[]"), int(port)
 
 
+def _keys(paths):
+    # Every key store given, as one (chain ids are random u32s: one taken
+    # twice is refused).
+    if not paths:
+        return None
+    from host_tools import keystore
+
+    merged = keystore.KeyStore(", ".join(paths))
+    for path in paths:
+        for c in keystore.load(path).chains:
+            if merged.get(c.id) is not None:
+                raise UsageError("provisioning %d is in more than one of the key stores %s"
+                                 % (c.id, ", ".join(paths)))
+            merged.chains.append(c)
+    return merged
+
+
 def _table(path):
     from host_tools.rules import load_table
 
@@ -192,7 +214,8 @@ def _serve(args):
                            username=args.username, password=password, cafile=args.cafile,
                            certfile=args.cert, keyfile=args.key,
                            table=table, commit_ms=args.commit_ms,
-                           batch=args.batch, protocol=int(args.protocol), http=http, cfg=cfg)
+                           batch=args.batch, protocol=int(args.protocol), http=http, cfg=cfg,
+                           keys=_keys(args.keys))
     try:
         return service.serve(opts)
     except (store.StoreError, OSError) as e:
@@ -442,6 +465,13 @@ def tables_of(conn):
         d["online"] = None if d["online"] is None else bool(d["online"])
         d["last_seen"] = _when(d["last_seen"])
         out.append(d)
+    try:
+        heads = {tid: "%d:%s" % (seq, h) for tid, seq, h in
+                 conn.execute("SELECT table_id, seq, hash FROM heads")}
+    except sqlite3.OperationalError:  # a store from before the chain's heads
+        heads = {}
+    for d in out:
+        d["head"] = heads.get(d["table"])  # the highest chain head it published (SEQ:HASH)
     return out
 
 
@@ -463,6 +493,8 @@ def _tables(args):
             d["state"] or "?", d["round"] if d["round"] is not None else "?", d["last_seq"],
             d["acked"], d["open_gaps"], d["lost"], d["damaged"], d["duplicates"],
             d["conflicts"], d["rejected"]))
+        if d["head"]:
+            print("%-12s head %s" % ("", d["head"]))
     return 0
 
 

@@ -40,6 +40,13 @@ def add_arguments(p):
                    help="the round to draw with --svg (default: the newest)")
     p.add_argument("--svg", metavar="OUT.svg",
                    help="draw the round on the table's layout, winning areas lit")
+    p.add_argument("--verify", metavar="KEYSTORE",
+                   help="verify the journal's MAC chain with the key store (sicbo deploy "
+                        "--provision made it): every alteration named; exit status 0 only "
+                        "when the journal verified (docs/tamper-evidence.md)")
+    p.add_argument("--head", metavar="SEQ:HASH",
+                   help="with --verify: a head taken off the table earlier (diag status, a "
+                        "meters checkpoint, the floor): truncation and rollback against it")
 
 
 def segments(paths):
@@ -238,7 +245,7 @@ def fields(rec, table=None):
 
     t = rec.type
     if t == R.J_METERS:
-        return {"meters": _meters(rec.payload, table)}
+        return {"meters": _meters(rec.payload, table), "head": _carried(rec)}
     decl = _declared(t)
     if decl is None:
         return {}
@@ -298,6 +305,17 @@ def _meters(payload, table):
     return d
 
 
+def _carried(rec):
+    # The chain's head a meters checkpoint names ("SEQ:HASH"), None if none.
+    from host_tools.chaincheck import carried_head
+    from sicbo import chain as C
+    from sicbo import records as R
+
+    raw = bytes(R.HEADER) + bytes(rec.payload) + bytes(R.CRC_LEN)  # the payload is what counts
+    h = carried_head(raw)
+    return C.head_text(*h) if h is not None else None
+
+
 def record_dict(name, rec, code, table=None):
     from sicbo.logtext import wall_text
 
@@ -305,7 +323,9 @@ def record_dict(name, rec, code, table=None):
          "type_code": rec.type, "wall": wall_text(rec.wall) if rec.wall is not None else None,
          "wall_seconds": rec.wall, "ticks": rec.ticks, "length": rec.length,
          "segment": name, "offset": rec.offset,
-         "payload": binascii.hexlify(bytes(rec.payload)).decode()}
+         "payload": binascii.hexlify(bytes(rec.payload)).decode(),
+         "authenticated": rec.mac is not None,
+         "mac": binascii.hexlify(rec.mac).decode() if rec.mac is not None else None}
     d.update(fields(rec, table))
     d["damage"] = {"code": code, "reason": damage_name(code)} if code > 0 else None
     d["duplicate"] = code < 0
@@ -390,7 +410,87 @@ def svg_of_round(reading, cfg, table, rid, path):
     return r.round
 
 
+def verification(segs, store, head=None):
+    """The MAC chain of the journal's segments verified (host_tools/chaincheck.py)."""
+    from host_tools import chaincheck
+    from sicbo import journal
+
+    found = []
+    stretches = []
+    scanner = journal.Scanner()
+    for name, data in segs:
+        offs = []
+        scanner.walk(data, lambda b, o, gap, out=offs: out.append(o))
+        off = 0
+        for o in offs:
+            if o > off:
+                torn = chaincheck.cut_short(data, off, o - off, journal.u32(data, o + 4))
+                stretches.append((name, off, o - off, "torn" if torn else "corrupt"))
+            n = data[o + 2] | data[o + 3] << 8
+            found.append((name, o, data[o:o + n]))
+            off = o + n
+        if off < len(data):
+            stretches.append((name, off, len(data) - off, "torn"))
+    return chaincheck.verify(found, stretches, store, head)
+
+
+def verify_dict(rep):
+    from sicbo import chain as C
+
+    return {
+        "verified": rep.verified, "records": rep.records,
+        "authenticated": rep.authenticated, "unauthenticated": rep.unauthenticated,
+        "chains": rep.chains,
+        "head": None if rep.head is None else {"seq": rep.head[0], "hash": rep.head[1].hex(),
+                                               "text": C.head_text(*rep.head)},
+        "head_check": rep.head_check,
+        "findings": rep.findings, "notes": rep.notes}
+
+
+def _run_verify(args, segs):
+    from host_tools import chaincheck, keystore
+
+    store = keystore.load(args.verify)
+    head = None
+    if args.head is not None:
+        try:
+            head = chaincheck.parse_head(args.head)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    rep = verification(segs, store, head)
+    if args.json:
+        print(json.dumps(verify_dict(rep)))
+        return 0 if rep.verified else 1
+    print("verify:  %d segment(s), %d records (%d with a MAC, %d without), key store %s "
+          "(%d chains)" % (len(segs), rep.records, rep.authenticated, rep.unauthenticated,
+                           args.verify, len(store.chains)))
+    for c in rep.chains:
+        print("chain:   provisioning %d (table %s): seq %d..%d, %d records verified%s"
+              % (c["id"], c["table"], c["first_seq"], c["last_seq"], c["records"],
+                 ", its first record here" if c["provisioned_here"] else ""))
+    if rep.head is not None:
+        from sicbo import chain as C
+
+        print("head:    %s" % C.head_text(*rep.head))
+    if head is not None:
+        print("against: head %d: %s" % (head[0], rep.head_check))
+    for n in rep.notes:
+        print("note:    " + n)
+    for f in rep.findings:
+        print("%-9s%s" % (f["kind"] + ":", f["text"]))
+    print("result:  %s" % ("VERIFIED: every record authenticated by the table's chain"
+                           if rep.verified else
+                           "NOT VERIFIED (%d finding%s)" % (len(rep.findings),
+                                                            "" if len(rep.findings) == 1
+                                                            else "s")))
+    return 0 if rep.verified else 1
+
+
 def run(args):
+    if args.head is not None and args.verify is None:
+        raise UsageError("--head needs --verify KEYSTORE")
+    if args.verify is not None:
+        return _run_verify(args, segments(args.file))
     cfg, table = load_table(args.table)
     segs = segments(args.file)
     rd = Reading(segs, table)
@@ -413,6 +513,7 @@ def run(args):
             "unreadable_bytes": rd.unreadable_bytes(), "last_seq": rp.seq,
             "rounds_seen": rp.round, "boots": rp.boot, "state": _state(rp.state),
             "open_round": rp.open_seq != 0, "duplicates": rd.duplicates,
+            "authenticated": sum(1 for _nm, rec, _c in rd.records if rec.mac is not None),
             "damage": rd.damage,
             "recall": [round_dict(r, table, damaged_rounds) for r in rounds],
             "meters": meters_dict(rd.recall.meters, table),
@@ -429,6 +530,12 @@ def run(args):
         print("journal: %s, %s, %s (seq %d..%d), last boot %d"
               % (plural(rd.segments, "segment"), plural(rd.bytes, "byte"),
                  plural(len(rd.records), "record"), rd.records[0][1].seq, rp.seq, rp.boot))
+        macs = sum(1 for _nm, rec, _c in rd.records if rec.mac is not None)
+        print("         %s" % (
+            "every record with a MAC (sicbo journal --verify KEYSTORE checks them)"
+            if macs == len(rd.records) else
+            "no record authenticated (no MAC: a journal from before the chain)" if not macs else
+            "%d of them with a MAC, %d not authenticated" % (macs, len(rd.records) - macs)))
     torn = rd.unreadable_bytes()
     if torn:
         print("         %s not readable as records (a record torn by a power cut, "

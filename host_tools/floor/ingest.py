@@ -13,7 +13,15 @@ damage is flagged as the board flags it. A record above a missing one waits
 (stored, not yet replayed) until the gap is filled or the table declares it
 final: records before its status's `oldest`, or in its `missing` ranges. The
 acknowledgement is the highest N such that every record up to N is stored
-or in a gap declared final (`TableFeed.contig`)."""
+or in a gap declared final (`TableFeed.contig`).
+
+With the site's key stores (`keys`), every record is verified as it is
+replayed against the table's MAC chain (host_tools/chaincheck.Stream: a
+record that does not verify, one of another table or provisioning, one
+without a MAC once the chain started, each an alarm). A table's `head`
+topic (SEQ:HASH) is kept at its highest; a lower one, another hash for the
+same number, or one that is not the chain hash of the records stored is a
+rollback alarm (docs/tamper-evidence.md)."""
 
 import json
 import struct
@@ -79,6 +87,7 @@ class Batch:
         self.mids = []  # (connection, mid, qos) to acknowledge to the broker once committed
         self.dirty = {}  # table -> TableFeed whose rounds changed (rows drawn at finish)
         self.new_gaps = []  # (table, first, last) log lines
+        self.heads = []  # (table, seq, hash hex, received): a table's highest head
         self.n = 0  # records stored
 
     def verdict(self, tid, seq, code):
@@ -98,7 +107,8 @@ class Batch:
 
     def empty(self):
         return not (self.records or self.updates or self.gaps or self.rounds or self.alarms
-                    or self.meters or self.rejects or self.status_log or self.touched)
+                    or self.meters or self.rejects or self.status_log or self.touched
+                    or self.heads)
 
 
 class _Null:
@@ -117,6 +127,7 @@ class Quiet(Batch):
     def __init__(self):
         Batch.__init__(self)
         self.gaps = self.alarms = self.meters = self.rejects = self.status_log = _Null()
+        self.heads = _Null()
         self.touched = _Null()
         self.last = None
 
@@ -154,6 +165,10 @@ class TableFeed:
         self.gap_next = False  # the next record replayed follows a gap
         self.meters_whole = False  # the floor's count covers every record since a checkpoint
         self.changed = {}  # round id -> [RoundInfo, first seq, last seq]: rows to draw
+        self.chain = None  # chaincheck.Stream when the floor has the site's keys
+        self.head_seq = 0  # the highest head the table published, and its hash (hex)
+        self.head_hash = None
+        self.heads_waiting = {}  # seq -> hash: heads above what is replayed, checked then
         # The tables row.
         self.first_seen = now
         self.last_seen = now
@@ -235,12 +250,14 @@ class TableFeed:
         if t == R.J_METERS and self.meters_whole:
             counted = jcmd.meters_dict(self.recall.meters, self.table)
         loads = self.recall.meters.checkpoints
-        code = rp.take(raw, 0, self.gap_next)
+        gap = self.gap_next
+        code = rp.take(raw, 0, gap)
         self.gap_next = False
         if first:
             self.meters_whole = seq == 1
         out.verdict(self.id, seq, code)
         rec = journal.Record(raw, 0)
+        self._verify(seq, raw, rec, gap or first, out, now)
         if code > 0:
             self.damaged += 1
             out.alarms.append((self.id, seq, rec.round, "floor", "damaged", code,
@@ -282,6 +299,49 @@ class TableFeed:
         info = self.recall.current(rec.round)
         if info is not None:
             self._round(info, seq, out)
+
+    # ---- the MAC chain (docs/tamper-evidence.md) --------------------------------------
+
+    def _verify(self, seq, raw, rec, gap, out, now):
+        if self.chain is not None:
+            for kind, text in self.chain.take(raw, gap):
+                out.alarms.append((self.id, seq, rec.round, "floor", kind, None, text,
+                                   rec.wall, now))
+        want = self.heads_waiting.pop(seq, None)
+        if want is not None:
+            self._head_against_chain(seq, want, out, now)
+
+    def _head_against_chain(self, seq, hexhash, out, now):
+        link = self.chain.head(seq) if self.chain is not None else None
+        if link is not None and link.hex() != hexhash:
+            out.alarms.append((self.id, seq, None, "floor", "rollback", None,
+                               "head %d:%s is not the chain hash of the records stored "
+                               "(%s): the table's journal was rewritten" % (
+                                   seq, hexhash, link.hex()), None, now))
+
+    def head(self, seq, hexhash, out, now):
+        """A head the table published (its head topic)."""
+        if seq < self.head_seq:
+            out.alarms.append((self.id, seq, None, "floor", "rollback", None,
+                               "head %d:%s is below the highest the table published, %d:%s: "
+                               "its journal was rolled back" % (seq, hexhash, self.head_seq,
+                                                               self.head_hash), None, now))
+            return
+        if seq == self.head_seq and hexhash != self.head_hash:
+            out.alarms.append((self.id, seq, None, "floor", "rollback", None,
+                               "head %d:%s differs from the head %d:%s published before: "
+                               "its journal was rewritten" % (seq, hexhash, seq,
+                                                              self.head_hash), None, now))
+            return
+        if seq == self.head_seq:
+            return
+        self.head_seq = seq
+        self.head_hash = hexhash
+        out.heads.append((self.id, seq, hexhash, now))
+        if seq <= self.contig:
+            self._head_against_chain(seq, hexhash, out, now)
+        elif len(self.heads_waiting) < 64:
+            self.heads_waiting[seq] = hexhash
 
     def _round(self, info, seq, out):
         c = self.changed.get(info.round)
@@ -338,17 +398,26 @@ def why_not_record(data, off):
 class Floor:
     """Every table of a site as the floor knows it (see the module doc)."""
 
-    def __init__(self, site, table, lookup=None, log=None):
+    def __init__(self, site, table, lookup=None, log=None, keys=None):
         self.site = S.check_id("site", site)
         self.table = MemoTable(table)  # the SettlementTable that counts wins
         self.feeds = {}
         self.lookup = lookup or (lambda tid, seq: None)  # the stored bytes of a record
         self.log = log or (lambda line: None)
+        self.book = None  # chaincheck.Book of the site's key stores (keystore.KeyStore)
+        if keys is not None:
+            from host_tools import chaincheck
+
+            self.book = chaincheck.Book(keys)
 
     def feed(self, tid, now):
         f = self.feeds.get(tid)
         if f is None:
             f = self.feeds[tid] = TableFeed(tid, self.table, now)
+            if self.book is not None:
+                from host_tools import chaincheck
+
+                f.chain = chaincheck.Stream(self.book, tid)
         return f
 
     def finish(self, out):
@@ -372,8 +441,20 @@ class Floor:
         out.touched.add(tid)
         if kind == "status":
             self._status(f, topic, payload, now, out)
+        elif kind == "head":
+            self._head(f, topic, payload, now, out)
         else:
             self._journal(f, topic, payload, now, out)
+
+    def _head(self, f, topic, payload, now, out):
+        from host_tools.chaincheck import parse_head
+
+        try:
+            seq, h = parse_head(payload.decode("ascii"))
+        except (UnicodeDecodeError, ValueError) as e:
+            self._reject(f, topic, payload, 0, len(payload), "head: %s" % e, now, out)
+            return
+        f.head(seq, h.hex(), out, now)
 
     def _reject(self, f, topic, payload, off, end, reason, now, out, seq=None):
         f.rejected += 1
@@ -486,6 +567,9 @@ class Floor:
 
         for r in conn.execute("SELECT table_id, %s FROM tables" % ", ".join(TABLE_COLUMNS)):
             self.feed(r[0], now).load_row(r[1:])
+        for tid, seq, h in conn.execute("SELECT table_id, seq, hash FROM heads"):
+            f = self.feed(tid, now)
+            f.head_seq, f.head_hash = seq, h
         quiet = Quiet()
         out = Batch()
         differ = 0

@@ -40,7 +40,8 @@ RECEIVE_MAXIMUM = 2000  # messages in flight to the floor (MQTT 5)
 class Options:
     def __init__(self, host, port, site, db, client_id=None, username=None, password=None,
                  cafile=None, certfile=None, keyfile=None, table=None, commit_ms=5.0,
-                 batch=2000, keepalive=10, protocol=5, log=None, http=None, cfg=None):
+                 batch=2000, keepalive=10, protocol=5, log=None, http=None, cfg=None,
+                 keys=None):
         self.host = host
         self.port = port
         self.site = S.check_id("site", site)
@@ -52,6 +53,7 @@ class Options:
         self.certfile = certfile
         self.keyfile = keyfile
         self.table = table  # SettlementTable (wins of the meters)
+        self.keys = keys  # keystore.KeyStore: every record verified (None: not)
         self.commit_ms = commit_ms
         self.batch = batch
         self.keepalive = keepalive
@@ -66,7 +68,8 @@ class Service:
         self.o = opts
         self.log = opts.log
         self.conn = store.open_rw(opts.db)
-        self.floor = ingest.Floor(opts.site, opts.table, lookup=self._lookup, log=self.log)
+        self.floor = ingest.Floor(opts.site, opts.table, lookup=self._lookup, log=self.log,
+                                  keys=opts.keys)
         self.gen = 0  # connections made: a PUBACK belongs to the connection that got the message
         self.connected = False
         self.republish = False
@@ -144,7 +147,8 @@ class Service:
         self.log("connected to %s:%d (session present: %s)"
                  % (self.o.host, self.o.port, bool(flags.session_present)))
         site = self.o.site
-        client.subscribe([(S.journal_topic(site, "+"), 1), (S.status_topic(site, "+"), 1)])
+        client.subscribe([(S.journal_topic(site, "+"), 1), (S.status_topic(site, "+"), 1),
+                          (S.head_topic(site, "+"), 1)])
         self.republish = True
 
     def _on_subscribe(self, client, userdata, mid, rcs, props=None):

@@ -39,13 +39,17 @@ def ack_topic(site, table):
     return "sicbo/%s/%s/ack" % (site, table)
 
 
+def head_topic(site, table):
+    return "sicbo/%s/%s/head" % (site, table)
+
+
 def parse_topic(site, topic):
     """(table id, kind) of a table's topic of this site (kind: journal,
-    status, ack), or None when the topic is not one."""
+    status, head, ack), or None when the topic is not one."""
     parts = topic.split("/")
     if len(parts) != 4 or parts[0] != "sicbo" or parts[1] != site:
         return None
-    if parts[3] not in ("journal", "status", "ack") or not ID_RE.match(parts[2]):
+    if parts[3] not in ("journal", "status", "head", "ack") or not ID_RE.match(parts[2]):
         return None
     return parts[2], parts[3]
 

@@ -116,6 +116,12 @@ CREATE TABLE IF NOT EXISTS rejects (
     bytes INTEGER NOT NULL,
     raw BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS heads (
+    table_id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL,
+    received REAL NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS status_log (
     id INTEGER PRIMARY KEY,
     table_id TEXT NOT NULL,
@@ -205,6 +211,8 @@ def write(conn, batch, feeds):
             cur.executemany(
                 "INSERT INTO rejects (table_id, topic, received, reason, seq, offset, bytes,"
                 " raw) VALUES (?,?,?,?,?,?,?,?)", batch.rejects)
+        if batch.heads:
+            cur.executemany("INSERT OR REPLACE INTO heads VALUES (?,?,?,?)", batch.heads)
         if batch.status_log:
             cur.executemany("INSERT INTO status_log (table_id, received, payload)"
                             " VALUES (?,?,?)", batch.status_log)

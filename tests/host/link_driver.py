@@ -10,7 +10,9 @@
 # keepalive_s, window, batch, ack_wait_ms, password, tls {ca, cert, key,
 # hostname} (DER on MicroPython, PEM on CPython), pid (the first packet id
 # - 1), cursor_path, backoff_ms, backoff_max_ms, connect_ms, payload (bytes
-# per record payload, default 8).
+# per record payload, default 8), journal_dir (the source is then a real
+# JournalStore there, provisioned: its records sealed by the MAC chain, its
+# head in the end's stats).
 import json
 import sys
 
@@ -68,7 +70,19 @@ async def main(cfg):
     import linkkit
     from link.outbox import Link
 
-    src = linkkit.MemorySource()
+    if cfg.get("journal_dir"):
+        import os
+
+        from chainkit import started_key_file
+
+        from journal_store import JournalStore
+
+        os.mkdir(cfg["journal_dir"])
+        started_key_file(cfg["journal_dir"])
+        src = JournalStore(cfg["journal_dir"])
+        src.boot(lambda piece: None)
+    else:
+        src = linkkit.MemorySource()
     tls = cfg.get("tls")
     events = []
 
@@ -140,6 +154,9 @@ async def main(cfg):
     stats["alive_calls"] = alive[0]
     stats["journaled"] = seq
     stats["pid"] = link.pid
+    if cfg.get("journal_dir"):
+        stats["head"] = src.head()
+        src.close()
     _emit({"ev": "end", "stats": stats, "events": events})
 
 

@@ -89,6 +89,7 @@ class Floor:
     def _on_connect(self, c, userdata, flags, rc, props=None):
         c.subscribe("sicbo/%s/+/journal" % self.site, qos=1)
         c.subscribe("sicbo/%s/+/status" % self.site, qos=1)
+        c.subscribe("sicbo/%s/+/head" % self.site, qos=1)
         self.connected.set()
 
     def _on_message(self, c, userdata, msg):
@@ -123,6 +124,11 @@ class Floor:
         with self.lock:
             return [m[3] for m in self.messages if m[0] == "sicbo/%s/%s/status" % (self.site,
                                                                                     table)]
+
+    def heads(self, table: str) -> list[bytes]:
+        with self.lock:
+            return [m[3] for m in self.messages if m[0] == "sicbo/%s/%s/head" % (self.site,
+                                                                                  table)]
 
     def stop(self) -> None:
         self.c.loop_stop()

@@ -195,3 +195,39 @@ def test_the_cursor_resumes_from_the_file_after_a_restart(tmp_path):
     finally:
         floor.stop()
         b.stop()
+
+
+@ALL
+def test_a_provisioned_tables_head_is_published_retained_as_it_moves(tmp_path, which):
+    # A real JournalStore with a MAC chain behind the link: the head
+    # (docs/floor.md, `head`) goes on its topic, retained, as records come,
+    # and is the chain hash over the very records the floor stored.
+    import hashlib
+
+    b = start_broker(tmp_path / "mq")
+    floor = Floor(b.port)
+    late = None
+    try:
+        st = Driver(which, str(tmp_path), port=b.port, count=40, every_ms=20,
+                    journal_dir=str(tmp_path / "journal")).wait()
+        assert st["cursor"] == 40 and st["failures"] == 0
+        assert st["head"].startswith("40:")
+        wait_for(lambda: floor.heads("T01")[-1:] == [st["head"].encode()], 60,
+                 "the last head on the floor")
+        seqs = [int(h.split(b":")[0]) for h in floor.heads("T01")]
+        assert len(seqs) > 1 and seqs == sorted(set(seqs))  # as it moved, never back
+        link = bytes(16)
+        for seq in floor.seqs("T01"):
+            rec = floor.stored["T01"][seq]
+            assert rec[14] & 2  # FLAG_MAC: sealed
+            link = hashlib.sha256(link + rec[:-4]).digest()[:16]
+        assert st["head"] == "40:" + link.hex()
+        # Retained: a floor that comes later is given it by the broker.
+        late = Floor(b.port, client_id="floor-late")
+        wait_for(lambda: late.heads("T01") == [st["head"].encode()], 60,
+                 "the retained head for a floor that subscribed later")
+    finally:
+        if late is not None:
+            late.stop()
+        floor.stop()
+        b.stop()

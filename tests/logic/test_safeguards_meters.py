@@ -78,7 +78,7 @@ def test_the_checkpoint_record_carries_the_meters_and_the_configuration():
     got = journal.records(rec)[0]
     assert got.type == R.J_METERS and got.seq == seq + 1 and got.round == r.m.round
     assert got.wall == 820000123 and journal.check(got) == 0
-    tail = got.payload[-R.METERS_CONFIG:]
+    tail = got.payload[-R.METERS_CHAIN - R.METERS_CONFIG:-R.METERS_CHAIN]
     assert tail[:6] == b"CONFIG" and tail[6] == 1
     assert tail[8] | tail[9] << 8 | tail[10] << 16 | tail[11] << 24 == known
     # A fresh recall restores everything from the checkpoint alone.
@@ -99,7 +99,7 @@ def test_a_checkpoint_without_a_known_time_says_so():
     r.round(1, 2, 3)
     r.m.meters = Meters(r.m.table.channels, r.m.table)
     rec = bytes(checkpoint(r.m, r.now, None))
-    tail = journal.records(rec)[0].payload[-R.METERS_CONFIG:]
+    tail = journal.records(rec)[0].payload[-R.METERS_CHAIN - R.METERS_CONFIG:-R.METERS_CHAIN]
     assert tail[6] == 0 and tail[8:12] == bytes(4)
     rs = RoundState()
     rs.feed(rec)
