@@ -25,6 +25,7 @@
 from micropython import const
 
 from sicbo import events as E
+from sicbo import records as R
 
 FAULT_FILE = "/fault.txt"
 _KEEP = const(4)  # failed boots listed in FAULT_FILE
@@ -221,8 +222,15 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
         gc.collect()
         controller.run(ctl)
     except KeyboardInterrupt:
+        # A technician (Ctrl-C, mpremote) stopped the app: outputs off first,
+        # then the stop journaled; nothing of that may keep the outputs on or
+        # the REPL away.
         if faults.hw is not None:
-            faults.hw.all_off()
+            try:
+                faults.hw.all_off()
+            except Exception:  # noqa: BLE001 - the stop goes on to the REPL
+                pass
+        stopped(faults, ctl, journal_dir, log)
         raise
     except SystemExit:
         raise  # a reset under way (the unix port's machine.reset() raises it)
@@ -239,6 +247,31 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
             ctl.hw.all_off()
             ctl.store.close()
     return ctl
+
+
+def stopped(faults, ctl, journal_dir=None, log=print):
+    """Journal that the app was stopped into the REPL (J_REPL: while the
+    table ran, or in which start-up stage), after a replay of the journal's
+    files and in a segment of its own (access.py): the running table's state
+    may be ahead of its journal (a record decided, not yet written, when the
+    Ctrl-C came). Best effort, never raises: a second Ctrl-C or a full
+    filesystem only costs the record."""
+    try:
+        if ctl is not None:
+            ctl.store.close()  # flushed: every record it wrote is whole
+            journal_dir = ctl.store.folder
+        import access
+
+        access.record(R.J_REPL, bytes((R.STOP_RUNNING if ctl is not None else R.STOP_STARTUP,
+                                       0 if ctl is not None else faults.stage, 0, 0, 0, 0, 0,
+                                       0)), journal_dir)
+        access.close()
+        log("sicbo: stopped into the REPL: journaled")
+    except BaseException as e:  # noqa: BLE001 - see above
+        try:
+            log("sicbo: stopped into the REPL, not journaled: %s %s" % (type(e).__name__, e))
+        except BaseException:  # noqa: BLE001
+            pass
 
 
 def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None):

@@ -27,7 +27,11 @@ the functions it needs and one call (agent_code). A deploy is:
    a bytes repr, ~12x the round trips and ~1.7x the bytes), then one ``exec``
    that hashes every file of the new manifest on the board and, only if all
    match, writes ``/manifest.json`` (last) and removes ``manifest.prev``;
-3. ``rtc --set`` and ``reset``, so that main.py starts the app.
+3. one run that journals the deploy (device/access.py, the firmware's own:
+   the clock set from this computer's, J_CLOCK with the old and the new
+   time, then J_DEPLOY: the files copied and removed, the code hash, the
+   configuration id) and resets, so that main.py starts the app (with
+   ``--no-reset``: the record only, the clock as it is).
 
 Everything local is checked before the board is touched: the board and table
 files with the firmware's own rules (sicbo.board.parse_board,
@@ -81,6 +85,14 @@ def config_cache(board_text, table_text, board, table):
 
     config_id = cache.config_id((board_text.encode("utf-8"), table_text.encode("utf-8")))
     return cache.dump(board, table, config_id)
+def config_cache_id(board_text, table_text):
+    """The configuration id (hex) of the two files as written: J_CONFIG's and
+    J_DEPLOY's (sicbo.cache.config_id)."""
+    from sicbo import cache
+
+    return cache.config_id((board_text.encode("utf-8"), table_text.encode("utf-8"))).hex()
+
+
 SOURCE_FILES = ("main.py", "boot.py")  # stay .py at the top of the board
 REMOTE_DIR = "remote"  # device/remote/: board-side code the host sends, never installed
 AGENT = os.path.join(DEVICE, REMOTE_DIR, "deploy_agent.py")
@@ -412,7 +424,7 @@ def agent_code(*names, agent=AGENT):
 
 def probe_code(paths, want):
     return agent_code("sd_hash", "sd_exists", "sd_mpy", "sd_frozen", "sd_current", "sd_probe",
-                      "sd_start") \
+                      "sd_clock", "sd_start") \
         + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
 
 
@@ -498,10 +510,7 @@ def probe(mp, paths, want=None, start=False):
     want = want or {"code": "", "compiler": "", "files": {}}
     chain = ["exec", probe_code(paths, want)]
     if start:
-        now = datetime.datetime.now()  # as `mpremote rtc --set` gives it
-        chain += ["+", "exec", "--no-follow", "sd_start(sd_ok, %r)" % (
-            (now.year, now.month, now.day, now.weekday(), now.hour, now.minute, now.second,
-             now.microsecond),)]
+        chain += ["+", "exec", "--no-follow", "sd_start(sd_ok, %r)" % (clock_now(),)]
     out = mp.run(*chain)
     info = _marked(out, "SICBO-PROBE")
     if info.get("name") != "micropython":
@@ -515,7 +524,44 @@ def probe(mp, paths, want=None, start=False):
             hashes[path] = h
     info["hashes"] = hashes
     info["manifest"] = info.get("manifest") or {}
+    info["journaled"] = journaled(out)
     return info
+
+
+def clock_now():
+    """This computer's time as machine.RTC().datetime() takes it, as `mpremote
+    rtc --set` gives it (local time)."""
+    now = datetime.datetime.now()
+    return (now.year, now.month, now.day, now.weekday(), now.hour, now.minute, now.second,
+            now.microsecond)
+
+
+# -- the deploy journaled on the board (access.py: J_CLOCK, J_DEPLOY) ----------
+
+def deploy_record_code(report, config_id, clock=True):
+    """The exec that journals a committed deploy on the board: the clock set
+    from this computer's first (access.set_clock: J_CLOCK, so that the
+    deploy's record carries the right time), then J_DEPLOY (the files
+    copied and removed, the code hash, the configuration id)."""
+    from sicbo import records as R
+
+    kind = R.CODE_FROZEN if report.kind == KIND_FROZEN else R.CODE_FILES
+    code = agent_code("sd_clock", "sd_deployed") if clock else agent_code("sd_deployed")
+    if clock:
+        code += "sd_clock(%r)\n" % (clock_now(),)
+    return code + "sd_deployed(%d, %r, %r, %r, %r)\n" % (
+        kind, report.code, config_id, list(report.copied), list(report.removed))
+
+
+def journaled(out):
+    """What the board journaled ("SICBO-JOURNALED" lines): [(True, what) or
+    (False, why not)]."""
+    found = []
+    for line in out.splitlines():
+        if line.startswith("SICBO-JOURNALED "):
+            what = line[len("SICBO-JOURNALED "):].strip()
+            found.append((False, what[2:]) if what.startswith("- ") else (True, what))
+    return found
 
 
 # -- the deploy --------------------------------------------------------------
@@ -534,6 +580,7 @@ class Report:
         self.code = ""  # the code hash the board runs
         self.current = False  # nothing to do: no copy, no reset
         self.reset = False
+        self.journaled = []  # what the board journaled of it (journaled())
 
     def running(self):
         """'frozen firmware <hash>' or 'deployed code <hash>'."""
@@ -613,6 +660,7 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     if info.get("current"):
         report.current = True
         report.reset = reset
+        report.journaled = info["journaled"]
         report.manifest = info["manifest"]
         report.unchanged = len(paths) if not frozen else len(config)
         log("board up to date: %s, nothing copied, no reset%s" % (
@@ -672,10 +720,18 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
             len(changed), report.bytes_copied, len(report.removed), len(files),
             report.running()))
     hook("verified")
+    # The deploy journaled; with the reset, the board's clock set from this
+    # computer's first (journal records carry the wall-clock time only once
+    # the RTC has been set; it survives the reset).
+    config_id = config_cache_id(board_text, table_text)
+    chain = ["exec", deploy_record_code(report, config_id, clock=reset)]
     if reset:
-        # The board's clock from this computer's: journal records carry the
-        # wall-clock time only once the RTC has been set (it survives the reset).
-        mp.run("rtc", "--set", "+", "reset")
+        chain += ["+", "reset"]
+    report.journaled = journaled(mp.run(*chain))
+    for ok, what in report.journaled:
+        if not ok:
+            log("the board did not journal it: %s" % what)
+    if reset:
         report.reset = True
         log("board reset: the app starts")
         time.sleep(settle)

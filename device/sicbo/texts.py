@@ -72,7 +72,8 @@ STATE_NAMES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 J_NAMES = (
     '?', 'boot', 'round', 'open', 'bell', 'cover_off', 'result', 'correction', 'void',
     'payout', 'alarm', 'violation', 'refused', 'hold', 'reader', 'supervisor', 'resume',
-    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage',
+    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage', 'repl', 'clock',
+    'clock_moved', 'deploy', 'verify', 'recovery',
 )
 # ---- end of generated ----
 VOID_NAMES = ("?", "stacked", "leaning", "other", "tamper", "power cut", "sensor fault",
@@ -83,7 +84,11 @@ DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not
                 "round id out of order", "not possible in the round's state")
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
-DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared")
+DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared", "sensors read")
+# Where the app was when it was stopped into the REPL (J_REPL), and what code a
+# deploy or a code check found (J_DEPLOY, J_VERIFY).
+STOP_NAMES = ("?", "table running", "start-up")
+CODE_KIND_NAMES = ("?", "deployed files", "frozen firmware")
 # Where a contained fault happened (E.F_*), and its kind (E.K_*).
 STAGE_NAMES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
 KIND_NAMES = ("?", "out of memory", "OS error", "bad value", "other")

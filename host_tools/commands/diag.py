@@ -1,7 +1,8 @@
 """`sicbo diag --port DEV [WHAT [N]]`: the board's REPL diagnostics from the host.
 
 Runs `import diag; diag.WHAT(N)` on the board through mpremote (one connection:
-set the RTC from this computer's clock, run, reset), prints what the board
+set the RTC from this computer's clock with `diag.set_clock`, which journals
+the old and the new time, run, reset), prints what the board
 prints, can pull the journal to a local file (`diag.dump_journal()` on the
 board) and draw the newest round on the board's table layout (--svg; the
 table file is copied with mpremote's own `fs cp`). mpremote's raw REPL stops
@@ -62,6 +63,14 @@ def diag_code(what, n=None):
     return "import diag\ndiag.%s(%s)\n" % (what, "" if n is None else int(n))
 
 
+def clock_code():
+    """The board's clock from this computer's (as `mpremote rtc --set` gives
+    it), through diag.set_clock: journaled (J_CLOCK)."""
+    from host_tools.deploy import clock_now
+
+    return "import diag\ndiag.set_clock(%r)\n" % (clock_now(),)
+
+
 def split_journal(out):
     """(text without the journal lines, {segment: bytes}, [segment names])."""
     segs = {}
@@ -92,7 +101,7 @@ def run(args, mpremote=None):
         board_table = os.path.join(tmp, "table.json")
         chain = []
         if not args.no_rtc:
-            chain += ["rtc", "--set", "+"]
+            chain += ["exec", clock_code(), "+"]
         chain += ["exec", code]
         if args.pull_journal or svg:
             chain += ["+", "exec", PULL]
@@ -139,9 +148,10 @@ def _run(mp, chain):
             time.sleep(RETRY_AFTER_S)
             return mp.run(*chain)
     except UsageError as e:
-        if "dump_journal" in str(e):
-            raise UsageError("the board's diag has no dump_journal(): deploy this revision "
-                             "(sicbo deploy) first") from None
+        for name in ("dump_journal", "set_clock"):
+            if name in str(e):
+                raise UsageError("the board's diag has no %s(): deploy this revision "
+                                 "(sicbo deploy) first" % name) from None
         raise
 
 
