@@ -154,7 +154,7 @@ def deployed(kind, code, config, copied, removed, journal_dir=None):
 
 
 def verified(kind, items, seed, answer, by, journal_dir=None):
-    """Journal a code check (J_VERIFY): kind R.CODE_*, items hashed, the
+    """Journal a code check (J_VERIFY): kind R.CHECK_*, items hashed, the
     inspector's seed and the board's answer (hex; their first bytes are
     kept), who asked (text, its first R.WHO_LEN bytes)."""
     head = _head(R.VERIFY_HEAD, kind, items, R.P_VERIFY_SEED, seed[:2 * R.SEED_LEN],

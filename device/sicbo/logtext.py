@@ -48,9 +48,11 @@ def journal_line(rec, table=None):
         extra = " app stopped: " + texts.name(texts.STOP_NAMES, rec.p(R.P_STOP_WHILE))
         if rec.p(R.P_STOP_WHILE) == R.STOP_STARTUP:
             extra += " (%s)" % texts.name(texts.STAGE_NAMES, rec.p(R.P_STOP_STAGE))
-    elif t == R.J_CLOCK or t == R.J_CLOCK_MOVED:
-        extra = " %s %s -> %s" % ("set" if t == R.J_CLOCK else "journal's last",
-                                   _clock(rec, R.P_CLOCK_OLD), _clock(rec, R.P_CLOCK_NEW))
+    elif t == R.J_CLOCK:
+        extra = " %s -> %s" % (_clock(rec, R.P_CLOCK_OLD), _clock(rec, R.P_CLOCK_NEW))
+    elif t == R.J_CLOCK_MOVED:
+        extra = " journal's last %s, RTC at boot %s" % (_clock(rec, R.P_CLOCK_OLD),
+                                                          _clock(rec, R.P_CLOCK_NEW))
     elif t == R.J_DEPLOY or t == R.J_VERIFY:
         extra = " " + _code_line(rec)
     elif t == R.J_RECOVERY:
@@ -89,14 +91,14 @@ def _text(b):
 def _code_line(rec, width=40):
     # A deploy: the code, the configuration, the files changed (as many as
     # fit `width`); a code check: the code's kind, the seed, the answer, who.
-    what = texts.name(texts.CODE_KIND_NAMES, rec.p(0))
     if rec.type == R.J_VERIFY:
         return "%s, %d items, seed %s.. answer %s.. by %s" % (
-            what, rec.p(R.P_VERIFY_ITEMS), _hex(rec, R.P_VERIFY_SEED, R.SEED_LEN),
+            texts.name(texts.CHECK_NAMES, rec.p(0)), rec.p(R.P_VERIFY_ITEMS),
+            _hex(rec, R.P_VERIFY_SEED, R.SEED_LEN),
             _hex(rec, R.P_VERIFY_ANSWER, R.ANSWER_LEN),
             _text(rec.payload[R.VERIFY_HEAD:]) or "?")
     line = "%s %s config %s: %d copied, %d removed" % (
-        what, _hex(rec, R.P_DEPLOY_CODE, R.CODE_ID_LEN),
+        texts.name(texts.CODE_KIND_NAMES, rec.p(0)), _hex(rec, R.P_DEPLOY_CODE, R.CODE_ID_LEN),
         _hex(rec, R.P_DEPLOY_CONFIG, R.CONFIG_ID_LEN), rec.p(R.P_DEPLOY_COPIED),
         rec.p(R.P_DEPLOY_REMOVED))
     names = _text(rec.payload[R.DEPLOY_HEAD:]).split("\n")

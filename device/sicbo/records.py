@@ -118,7 +118,7 @@ CODE_ID_LEN = const(8)
 P_DEPLOY_CONFIG = const(12)  # the configuration id (CONFIG_ID_LEN bytes, as J_CONFIG)
 DEPLOY_HEAD = const(20)  # then the files: "+path" copied, "-path" removed, "\n" between
 # J_VERIFY (its payload is not fixed: VERIFY_HEAD bytes, then who asked, text):
-P_VERIFY_KIND = const(0)  # CODE_*: the files only, or the running partition too
+P_VERIFY_KIND = const(0)  # CHECK_*: the code files only, or the running partition too
 P_VERIFY_ITEMS = const(1)  # files (and partition) hashed (at most 255)
 P_VERIFY_SEED = const(2)  # the inspector's seed, its first SEED_LEN bytes
 SEED_LEN = const(6)
@@ -153,8 +153,10 @@ POLICY_BETS_STAY = const(0)
 POLICY_PLAYERS_CHOOSE = const(1)
 STOP_RUNNING = const(1)  # J_REPL: the table was running
 STOP_STARTUP = const(2)  # J_REPL: during start-up (P_STOP_STAGE says where)
-CODE_FILES = const(1)  # J_DEPLOY, J_VERIFY: code deployed as files
+CODE_FILES = const(1)  # J_DEPLOY: code deployed as files
 CODE_FROZEN = const(2)  # code frozen into the firmware (the running partition)
+CHECK_FILES = const(1)  # J_VERIFY: the code files on the board's filesystem
+CHECK_PARTITION = const(2)  # J_VERIFY: those and the running application partition
 
 # ---- The declarations ---------------------------------------------------------
 # A field: (name, offset, size, kind, lo, hi, names). kind: "code" (a byte;
@@ -245,8 +247,8 @@ RECORD_TYPES = (
                           ("config_id", P_DEPLOY_CONFIG, CONFIG_ID_LEN, "bytes", 0, 255, None),
                           ("files", DEPLOY_HEAD, 0, "text", 0, 0, None)),
      ALWAYS, None, "a deploy (sicbo deploy): the files changed, the code and configuration"),
-    (J_VERIFY, "verify", (("kind", P_VERIFY_KIND, 1, "code", CODE_FILES, CODE_FROZEN,
-                           "CODE_KIND_NAMES"),
+    (J_VERIFY, "verify", (("kind", P_VERIFY_KIND, 1, "code", CHECK_FILES, CHECK_PARTITION,
+                           "CHECK_NAMES"),
                           ("items", P_VERIFY_ITEMS, 1, "byte", 0, 255, None),
                           ("seed", P_VERIFY_SEED, SEED_LEN, "bytes", 0, 255, None),
                           ("answer", P_VERIFY_ANSWER, ANSWER_LEN, "bytes", 0, 255, None),

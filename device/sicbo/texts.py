@@ -85,10 +85,11 @@ DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
 DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared", "sensors read")
-# Where the app was when it was stopped into the REPL (J_REPL), and what code a
-# deploy or a code check found (J_DEPLOY, J_VERIFY).
+# Where the app was when it was stopped into the REPL (J_REPL), what code a
+# deploy installed (J_DEPLOY), what a code check hashed (J_VERIFY).
 STOP_NAMES = ("?", "table running", "start-up")
 CODE_KIND_NAMES = ("?", "deployed files", "frozen firmware")
+CHECK_NAMES = ("?", "code files", "code files and partition")
 # Where a contained fault happened (E.F_*), and its kind (E.K_*).
 STAGE_NAMES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
 KIND_NAMES = ("?", "out of memory", "OS error", "bad value", "other")

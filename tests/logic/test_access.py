@@ -230,7 +230,7 @@ def test_the_clock_set_through_the_firmware_is_journaled_and_no_move():
     assert new == rec.wall and old < new, (old, new)
     from sicbo import logtext
 
-    assert "set 2026-11-30T12:" in logtext.journal_line(rec)
+    assert " 2026-11-30T12:" in logtext.journal_line(rec)
     assert "-> 2026-12-01T08:00:0" in logtext.journal_line(rec)
     t2 = Table(folder=t.folder, reset=False)
     assert _moved(t.folder) == [] and t2.m.damaged == 0
