@@ -6,11 +6,19 @@
 # the diagnostics' tests (diag.py). Never loaded by the running table.
 #
 # Every record follows the journal's last one: the journal is replayed into
-# a bare RoundState (no configuration needed, as diag reads it), and the
-# record is written into a segment of its own, opened after every other, so
-# that nothing is ever appended after a record a power cut or a Ctrl-C may
-# have torn. Records of one session (one mpremote connection: a clock set,
-# then a test) share that segment while nothing else wrote the journal.
+# a bare RoundState (no configuration needed, as diag reads it), not taken
+# from a running table's state, which may be a record ahead of its journal
+# (decided, not yet written, when the Ctrl-C came). The record goes after
+# the newest segment's last record when that segment is whole (valid records
+# to its last byte), else into a new segment: nothing is ever appended after
+# bytes a power cut may have torn. Not a segment per record: the journal
+# keeps at most JournalStore.max_files files (littlefs spends a block on
+# each), and every sicbo diag, deploy or verify would otherwise add one or
+# two beside the boot's, so that a few of them would push the rounds' own
+# segments out. The records of one session (one mpremote connection: a
+# clock set, then a test) follow each other while nothing else wrote the
+# journal. This never rotates: only the running table does, heading each
+# new segment with its meters.
 
 import os
 import struct
@@ -48,12 +56,36 @@ def journal(journal_dir=None):
     from sicbo.roundstate import RoundState
 
     gc.collect()  # the read buffer needs a free block
-    store = JournalStore(journal_dir)  # its first append opens a segment after every other
+    store = JournalStore(journal_dir)
+    store.segment_bytes = 1 << 30  # never rotated from here (see the module doc)
+    buf = store.read_buffer()
     rs = RoundState()
-    for data in store.read_all():
+    for data in store.read_all(buf):
         rs.feed(data)
+    _continue(store, buf)
     _session = [journal_dir, store, rs]
     return store, rs
+
+
+def _continue(store, buf):
+    # Append to the newest segment if every byte of it is a valid record;
+    # otherwise the store's first append opens a new one after every other.
+    from sicbo.journal import valid_at
+
+    if not store.segs:
+        return
+    n = store.segs[-1][0]
+    for piece in store.pieces(n, buf):
+        off = 0
+        end = len(piece)
+        while off < end:
+            k = valid_at(piece, off, end)
+            if not k:
+                return  # torn or damaged: never appended to
+            off += k
+    path = store.path(n)
+    store.f = open(path, "ab")
+    store.size = os.stat(path)[6]
 
 
 def _still_ours(store):

@@ -83,8 +83,41 @@ def test_ctrl_c_while_the_table_runs_is_journaled_outputs_off_first():
     assert R.J_BOOT in [r.type for r in recs[len(before):-1]]  # the boot it stopped
     rs = _replay(t.folder)
     assert rs.damaged == 0 and rs.seq == stop.seq
-    assert stop.offset == 0 and len(_newest_segment(t.folder)) == stop.length  # its own segment
+    # After the boot's own records, at the end of its segment (whole: no new file).
+    newest = journal_records_of(_newest_segment(t.folder))
+    assert newest[0].type == R.J_BOOT and newest[-1].seq == stop.seq
     assert "sicbo: stopped into the REPL: journaled" in log, log
+
+
+def journal_records_of(data):
+    from sicbo import journal
+
+    return journal.records(data)
+
+
+def test_a_torn_segment_is_never_appended_to():
+    # A power cut tore the newest segment's last record: the access record
+    # goes into a new segment, and the torn bytes stay the last of theirs.
+    import os
+
+    t = _played()
+    names = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
+    with open(t.folder + "/" + names[-1], "ab") as f:
+        f.write(b"\xa5\x06\x24\x00\x09")  # the first bytes of a record, cut
+    rec = access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    access.close()
+    after = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
+    assert len(after) == len(names) + 1
+    with open(t.folder + "/" + after[-1], "rb") as f:
+        assert f.read() == rec
+    rs = _replay(t.folder)
+    assert rs.damaged == 0 and rs.seq == journal_records(t.folder)[-1].seq
+    assert rs.scanner.torn_bytes == 5
+    # and a whole one is continued: the next session's record follows it there
+    access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    access.close()
+    assert sorted(n for n in os.listdir(t.folder) if n.endswith(".log")) == after
+    assert len(journal_records_of(_newest_segment(t.folder))) == 2
 
 
 def test_the_stop_follows_the_journal_not_the_running_state():

@@ -1,8 +1,8 @@
 # mprun-heap: controller
 # What diag journals of a technician's access, and how diag.journal() names
 # it: the clock set (J_CLOCK, old and new time), every test by its name
-# (J_DIAG), the sensors read, a fault cleared; the records of one session
-# (one mpremote connection) in one segment of their own.
+# (J_DIAG), the sensors read, a fault cleared; the records after the
+# journal's last one, in its newest segment (no file of their own).
 import os
 
 from appkit import Table
@@ -33,8 +33,7 @@ def test_set_clock_journals_old_and_new_and_the_tests_share_its_segment():
     before = _segments(t.folder)
     diag.set_clock((2026, 12, 1, 1, 8, 30, 0, 0))
     assert diag.sensors() is None and diag.solenoid() is True
-    new = _segments(t.folder)
-    assert len(new) == len(before) + 1, (before, new)  # one session, one segment
+    assert _segments(t.folder) == before  # after the boot's records: no file of their own
     recs = _records(t.folder)[-3:]
     assert [r.type for r in recs] == [R.J_CLOCK, R.J_DIAG, R.J_DIAG], recs
     clock = recs[0]
@@ -48,7 +47,7 @@ def test_set_clock_journals_old_and_new_and_the_tests_share_its_segment():
     assert "diag        solenoid test" in _out[2], _out
 
 
-def test_a_new_session_after_the_table_ran_opens_its_own_segment():
+def test_a_session_after_the_table_ran_follows_the_table_s_records():
     t = _table()
     _close(t)
     assert diag.bell() is True
@@ -56,7 +55,7 @@ def test_a_new_session_after_the_table_ran_opens_its_own_segment():
     t2.close()
     n = len(_segments(t.folder))
     assert diag.bell() is True
-    assert len(_segments(t.folder)) == n + 1
+    assert len(_segments(t.folder)) == n  # appended after the boot's records
     assert _diag_records(t) == [(R.J_DIAG, E.D_BELL), (R.J_DIAG, E.D_BELL)]
     from appkit import journal_records
 
