@@ -1,9 +1,10 @@
 # Technician access, journaled: the records written from outside the running
 # table, each a record of its own (sicbo/records.py ACCESS): the app stopped
-# into the REPL (faults.start), the clock set through the firmware
-# (set_clock: sicbo deploy and sicbo diag call it), a deploy (deployed), a
-# code check (verified: sicbo verify), recovery mode (startup.open_table),
-# the diagnostics' tests (diag.py). Never loaded by the running table.
+# into the REPL (stopped, from faults.start), the clock set through the
+# firmware (set_clock: sicbo deploy and sicbo diag call it), a deploy
+# (deployed), a code check (verified: sicbo verify), recovery mode
+# (recovery, from startup.open_table), the diagnostics' tests (diag.py).
+# Never loaded by the running table: its heap keeps none of this code.
 #
 # Every record follows the journal's last one: the journal is replayed into
 # a bare RoundState (no configuration needed, as diag reads it), not taken
@@ -134,6 +135,34 @@ def record(rtype, payload, journal_dir=None, rtc=None):
     rec = rs.encode_next(rtype, payload, now, wall(now, rtc))
     store.append(rec, rs.open_seq)
     return rec
+
+
+def stopped(faults, ctl, journal_dir=None, log=print):
+    """Journal that the app was stopped into the REPL (J_REPL: while the table
+    ran, or in which start-up stage): faults.start's Ctrl-C (a technician,
+    mpremote), once the outputs are off. Best effort, never raises: a second
+    Ctrl-C or a full filesystem costs only the record."""
+    try:
+        if ctl is not None:
+            ctl.store.close()  # flushed: every record it wrote is whole
+            journal_dir = ctl.store.folder
+        record(R.J_REPL, bytes((R.STOP_RUNNING if ctl is not None else R.STOP_STARTUP,
+                                0 if ctl is not None else faults.stage, 0, 0, 0, 0, 0, 0)),
+               journal_dir)
+        close()
+        log("sicbo: stopped into the REPL: journaled")
+    except BaseException as e:  # noqa: BLE001 - see above
+        try:
+            log("sicbo: stopped into the REPL, not journaled: %s %s" % (type(e).__name__, e))
+        except BaseException:  # noqa: BLE001
+            pass
+
+
+def recovery(cause, journal_dir=None, rtc=None):
+    """Journal recovery mode (J_RECOVERY: the confirm key held at power-on,
+    the app not started), with the boot's reset cause."""
+    record(R.J_RECOVERY, bytes((cause & 255, 0, 0, 0, 0, 0, 0, 0)), journal_dir, rtc)
+    close()
 
 
 def set_clock(dt, journal_dir=None):

@@ -25,7 +25,6 @@
 from micropython import const
 
 from sicbo import events as E
-from sicbo import records as R
 
 FAULT_FILE = "/fault.txt"
 _KEEP = const(4)  # failed boots listed in FAULT_FILE
@@ -230,7 +229,12 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
                 faults.hw.all_off()
             except Exception:  # noqa: BLE001 - the stop goes on to the REPL
                 pass
-        stopped(faults, ctl, journal_dir, log)
+        try:
+            import access
+
+            access.stopped(faults, ctl, journal_dir, log)  # J_REPL; never raises
+        except BaseException:  # noqa: BLE001 - access.py unloadable: only the record lost
+            pass
         raise
     except SystemExit:
         raise  # a reset under way (the unix port's machine.reset() raises it)
@@ -247,31 +251,6 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
             ctl.hw.all_off()
             ctl.store.close()
     return ctl
-
-
-def stopped(faults, ctl, journal_dir=None, log=print):
-    """Journal that the app was stopped into the REPL (J_REPL: while the
-    table ran, or in which start-up stage), after a replay of the journal's
-    files and in a segment of its own (access.py): the running table's state
-    may be ahead of its journal (a record decided, not yet written, when the
-    Ctrl-C came). Best effort, never raises: a second Ctrl-C or a full
-    filesystem only costs the record."""
-    try:
-        if ctl is not None:
-            ctl.store.close()  # flushed: every record it wrote is whole
-            journal_dir = ctl.store.folder
-        import access
-
-        access.record(R.J_REPL, bytes((R.STOP_RUNNING if ctl is not None else R.STOP_STARTUP,
-                                       0 if ctl is not None else faults.stage, 0, 0, 0, 0, 0,
-                                       0)), journal_dir)
-        access.close()
-        log("sicbo: stopped into the REPL: journaled")
-    except BaseException as e:  # noqa: BLE001 - see above
-        try:
-            log("sicbo: stopped into the REPL, not journaled: %s %s" % (type(e).__name__, e))
-        except BaseException:  # noqa: BLE001
-            pass
 
 
 def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None):

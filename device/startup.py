@@ -13,14 +13,16 @@
 #   resume    the approval check (fails closed without a clock), the round
 #             resumed, the watchdog armed last
 #   clock     the RTC against the journal's last wall-clock time: a clock
-#             set back, or set while the journal had none, journaled
+#             set back by hand journaled
 #
 # Refusals (files, recovery mode, approval) come before any output is driven
 # or the watchdog armed. Memory: a boot is the heap's peak; the order keeps
 # it close to the running table's (docs/design.md, Heap).
 
 import gc
+import struct
 import time
+from binascii import hexlify
 
 import memory
 import tablefiles
@@ -32,7 +34,6 @@ from sicbo import records as R
 _NONE = const(0)
 _RESTART = const(1)  # the files were checked and cached: start again
 _CLOCK_SLACK = const(2)  # s: the RTC may read this much before the journal's last time
-_HAD = const(5)  # last[_HAD]: a record was applied (stage_replay's `last`)
 
 # Start-up's own modules, forgotten once the table runs (the files' readers
 # and the adapters' builders go sooner, once done with).
@@ -165,28 +166,17 @@ def stage_hardware(faults, board, table, ticks_ms):
 def stage_replay(faults, ctl, buf):
     """The journal replayed into the machine (its state and its meters)
     through the one buffer; then the failed boots that FAULT_FILE holds and
-    the journal does not, journaled. Returns the flags and the wall-clock
-    bytes of the last record applied (stage_clock), last[_HAD] 1 if any."""
+    the journal does not, journaled. Returns the last wall-clock time the
+    journal knows (stage_clock), None if none."""
     faults.stage = E.F_JOURNAL
     store = ctl.store
-    m = ctl.m
-    last = bytearray(6)  # copied, not decoded: no integer made per record
-
-    def take(b, o, gap):
-        code = m.take(b, o, gap)
-        if not code:
-            last[0] = b[o + R.OFF_FLAGS]
-            for i in range(4):
-                last[1 + i] = b[o + R.OFF_WALL + i]
-            last[_HAD] = 1
-        return code
-
-    store.boot(lambda piece: m.scanner.walk(piece, take), buf)
+    store.boot(ctl.m.feed, buf)
     del buf
     gc.collect()
+    seen = ctl.m.config_wall  # before this boot's records carry the clock as it is now
     faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
     faults.journal_pending(ctl.journal_fault)
-    return last
+    return seen
 
 
 def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
@@ -212,45 +202,23 @@ def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms
     return True
 
 
-def stage_clock(ctl, last, now):
-    """The RTC against the journal's last wall-clock time (last: stage_replay's):
-    a clock that reads earlier than the last record's time, or that is set
-    while the last record had none, was moved by hand (mpremote rtc --set):
-    the firmware's own setting (access.set_clock) journals itself, after
-    which the records carry the new time. Journaled as J_CLOCK_MOVED (the
-    journal's last time or 0, the RTC now). A clock not set says nothing:
-    a power cut loses it, and J_BOOT's reset cause says so."""
+def stage_clock(ctl, seen, now):
+    """The RTC against the last wall-clock time the journal knows (seen:
+    stage_replay's, the last record's that carried one): a clock that reads
+    earlier was set back by hand (mpremote rtc --set, the REPL), since the
+    firmware's own setting (access.set_clock) journals itself and the
+    records after it carry the new time. Journaled as J_CLOCK_MOVED (the
+    journal's time, the RTC's). A clock not set says nothing: a power cut
+    loses it, and J_BOOT's reset cause says so."""
     rtc = ctl.wall.seconds(now)
-    if rtc is None or not last[_HAD]:
-        return False
-    had = last[0] & R.FLAG_WALL
-    seen = (last[1] | last[2] << 8 | last[3] << 16 | last[4] << 24) if had else 0
-    if had and rtc + _CLOCK_SLACK >= seen:
+    if rtc is None or seen is None or rtc + _CLOCK_SLACK >= seen:
         return False
     m = ctl.m
-    rec = m.encode_next(R.J_CLOCK_MOVED, bytes((seen & 255, seen >> 8 & 255, seen >> 16 & 255,
-                                                seen >> 24, rtc & 255, rtc >> 8 & 255,
-                                                rtc >> 16 & 255, rtc >> 24)), now, rtc)
+    rec = m.encode_next(R.J_CLOCK_MOVED, struct.pack("<II", seen, rtc), now, rtc)
     ctl.store.append(rec, m.open_seq)
     if ctl.log is not None:
-        from binascii import hexlify
-
         ctl.log("J " + hexlify(rec).decode())
     return True
-
-
-def journal_recovery(journal_dir, cause, rtc, say):
-    """Recovery mode journaled (J_RECOVERY), after a replay of the journal and
-    in a segment of its own (access.py): the journal is not open at that
-    point of start-up, and recovery mode must reach the REPL whatever the
-    journal holds, so a journal that cannot take the record is only said."""
-    try:
-        import access
-
-        access.record(R.J_RECOVERY, bytes((cause & 255, 0, 0, 0, 0, 0, 0, 0)), journal_dir, rtc)
-        access.close()
-    except Exception as e:  # noqa: BLE001 - see above
-        say("sicbo: recovery mode not journaled: %s %s" % (type(e).__name__, e))
 
 
 def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
@@ -275,7 +243,12 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
 
     if confirm_held(board):  # the dealer's confirm key held at power-on
         say("sicbo: recovery mode (confirm key held at power-on): app not started")
-        journal_recovery(journal_dir, cause, rtc, say)
+        try:
+            import access
+
+            access.recovery(cause, journal_dir, rtc)  # J_RECOVERY, after a replay
+        except Exception as e:  # noqa: BLE001 - recovery mode reaches the REPL whatever
+            say("sicbo: recovery mode not journaled: %s %s" % (type(e).__name__, e))
         return None, False
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
     hw = stage_hardware(faults, board, table, ticks_ms)
@@ -284,11 +257,11 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
-    last = stage_replay(faults, ctl, buf)
+    seen = stage_replay(faults, ctl, buf)
     del buf
     if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
         return None, False
-    stage_clock(ctl, last, time.ticks_ms() if ticks_ms is None else ticks_ms())
+    stage_clock(ctl, seen, time.ticks_ms() if ticks_ms is None else ticks_ms())
     # The state as its number (sicbo.events ST_*): its name would load texts.
     say("sicbo: %s, round %d, state %d" % (cfg.name, m.round, m.state))
     return ctl, False

@@ -1,13 +1,13 @@
 # mprun-heap: controller
 # Technician access journaled (device/access.py; faults.start, startup.py):
-# the app stopped into the REPL, recovery mode, the clock moved by hand, each
+# the app stopped into the REPL, recovery mode, the clock set back by hand, each
 # a record of its own after the journal's last one; none of it may keep an
 # output on or the REPL away.
 import access
 import controller
 import faults
 import machine
-from appkit import BELL, RTC_NOW, Table, journal_records
+from appkit import BELL, Table, journal_records
 
 from sicbo import events as E
 from sicbo import records as R
@@ -238,18 +238,25 @@ def test_the_clock_set_back_by_hand_is_journaled_at_boot():
     t3.close()
 
 
-def test_the_clock_set_while_the_journal_had_none_is_journaled():
+def test_a_lost_clock_set_again_is_no_move_set_back_it_is():
     t = _played()
+    walled = journal_records(t.folder)[-1].wall
     t2 = Table(folder=t.folder, rtc=None)  # a power cut lost the clock: records carry none
     t2.play(2, 3, 4)
     t2.close()
     assert journal_records(t.folder)[-1].wall is None
     assert _moved(t.folder) == []  # a clock lost is no move
-    machine.RTC().datetime(RTC_NOW)  # set by hand (mpremote rtc --set), not journaled
-    t3 = Table(folder=t.folder, reset=False)
-    found = _moved(t.folder)
-    assert len(found) == 1 and found[0].p(0) == found[0].p(1) == 0, found
+    machine.RTC().datetime((2026, 11, 30, 0, 13, 0, 0, 0))  # set again, later: no move
+    Table(folder=t.folder, reset=False).close()
+    assert _moved(t.folder) == []
+    t3 = Table(folder=t.folder, rtc=None)  # lost again
     t3.close()
+    machine.RTC().datetime((2026, 11, 30, 0, 11, 0, 0, 0))  # set before the last known time
+    Table(folder=t.folder, reset=False).close()
+    found = _moved(t.folder)
+    assert len(found) == 1, found
+    seen = found[0].p(0) | found[0].p(1) << 8 | found[0].p(2) << 16 | found[0].p(3) << 24
+    assert seen > walled and seen - found[0].wall >= 3600  # the 13:00 boot's, an hour later
 
 
 def test_the_clock_set_through_the_firmware_is_journaled_and_no_move():
