@@ -348,10 +348,12 @@ class VirtualBoard:
         (sim/esp32.py): the partition= file, else the interpreter's binary."""
         if self.partition:
             return self.partition
-        exe = self.command[0]
-        exe = exe if os.sep in exe else shutil.which(exe)
+        found = self.command[0] if os.sep in self.command[0] else shutil.which(self.command[0])
+        if found is None:
+            return None
+        exe: str = found
         try:
-            with open(exe or "", "rb") as f:
+            with open(exe, "rb") as f:
                 script = f.read(2) == b"#!"
         except OSError:
             return exe

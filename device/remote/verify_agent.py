@@ -97,20 +97,22 @@ def sv_partition(pads, buf):
     application partition."""
     import esp32
 
-    part = esp32.Partition(esp32.Partition.RUNNING)
-    bs = part.ioctl(5, 0)
-    size = part.ioctl(4, 0) * bs
+    bs = 4096  # the block size Partition() is made with
+    # The port takes the RUNNING constant (an int) or a label; the stubs say str.
+    part = esp32.Partition(esp32.Partition.RUNNING)  # type: ignore[arg-type]
+    info = part.info()  # (type, subtype, address, size, label, encrypted)
+    size = info[3]
     n = sv_image_len(part, size, bs)
     h = hashlib.sha256(pads[0])
     h.update(("partition\n%d\n" % n).encode())
-    view = memoryview(buf)
     pos = 0
     while pos < n:
         k = min(len(buf), n - pos)
-        part.readblocks(pos // bs, view[:k], pos % bs)
-        h.update(view[:k])
+        piece = buf if k == len(buf) else bytearray(k)  # the last piece: its own size
+        part.readblocks(pos // bs, piece, pos % bs)
+        h.update(piece)
         pos += k
-    return sv_mac(pads, h), n, size, part.info()[2]
+    return sv_mac(pads, h), n, size, info[2]
 
 
 def sv_verify(seed, partition, by):
@@ -119,7 +121,7 @@ def sv_verify(seed, partition, by):
     then journal the check (access.verified: J_VERIFY, who asked `by`)."""
     pads = sv_pads(binascii.unhexlify(seed))
     buf = bytearray(1024)
-    paths = []
+    paths = []  # type: list[str]
     sv_walk("/", paths)
     paths.sort()
     try:
@@ -147,7 +149,7 @@ def sv_verify(seed, partition, by):
         items += 1
     answer = sv_mac(pads, total)
     print("SICBO-VT", answer)
-    buf = None
+    del buf
     gc.collect()
     try:
         import access  # the firmware's, on the board
