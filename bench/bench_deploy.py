@@ -89,8 +89,9 @@ def main(argv=None):
         shutil.copytree(DEVICE, device, ignore=shutil.ignore_patterns("__pycache__"))
         folder = os.path.join(tmp, "vb")
         with VirtualBoard(folder) as vb:
-            print("virtual board: %s, heap %s; `sicbo deploy` (CLI) each time; a reset is "
-                  "followed by deploy's %.1f s settle" % (vb.pty, vb.heap, dp.RESET_SETTLE))
+            print("virtual board: %s, heap %s; `sicbo deploy` (CLI) each time; a reset, or "
+                  "the app's start on a board up to date, is followed by reading the board's "
+                  "start-up line" % (vb.pty, vb.heap))
             show("full deploy (empty board)", [cli_deploy(vb, device)])
             show("redeploy, no change", [cli_deploy(vb, device) for _ in range(args.runs)])
             with open(os.path.join(device, "sicbo", "dates.py"), "a") as f:

@@ -7,6 +7,12 @@
 #   TASKS        the periodic tasks of the running table, as data
 #   run(ctl)     the asyncio tasks, the watchdog, fault containment
 #
+# With a floor link (device/link/outbox.py, docs/floor.md) the journal is
+# also the outbox: the link task publishes what the controller journals and
+# takes one thing from the network, the floor's acknowledgement, which moves
+# its cursor (and lets rotation delete what the floor stored). Nothing it
+# receives reaches a round, a lamp or an output; its faults stay in it.
+#
 # Order of every event: the machine decides, its journal records are written
 # and flushed, then its commands reach the hardware. A power cut between the
 # two repeats nothing on boot: the records say what was decided.
@@ -32,6 +38,9 @@ READER_MS = const(20)
 WATCHDOG_FEED_MS = const(500)
 TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
 _MAX_SENSORS = const(16)  # sensor ids: a bit each in RoundState.faults
+_LINK_IDLE_MS = const(1000)  # the link task's pass without a link
+# The status the link publishes names the round's state (sicbo.events ST_*).
+_STATES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 
 # The inputs, one row per signal in sicbo.signals order: the event when it
 # reads 1, the event when it reads 0 (0: none; keys act when pressed, their
@@ -89,7 +98,7 @@ class Controller:
         # is one) are made by start-up before this module's code is loaded:
         # their code and buffers find large free blocks then. faults: the
         # power-on's fault path (faults.Faults), for the tasks.
-        # At most 17 attributes: one more grows the instance's table (a new
+        # At most 17 attributes (17 now): one more grows the instance's table (a new
         # block, the old one garbage), and a boot's heap is at its fullest
         # here. The files' data is not kept.
         self.hw = hw
@@ -107,6 +116,8 @@ class Controller:
         self.events = 0
         self._now = 0
         self.late_told = False  # a late task has been journaled (watch)
+        self.link = None  # the floor link (link.outbox.Link), when the board has one
+        self._said = 0  # the round and state the link's status said last
         store.checkpoint = self.checkpoint  # heads each segment rotation opens
 
     # ---- the journal -------------------------------------------------------------
@@ -120,10 +131,76 @@ class Controller:
         """A J_FAULT record after the journal's last one (the fault path's:
         the table resets next, nothing of the round changes). late: 1 for a
         fault of an earlier boot, journaled now."""
+        self._note(R.J_FAULT, bytes((stage, kind, detail, late, 0, 0, 0, 0)))
+
+    def _note(self, rtype, payload):
+        # A record that only notes something, after the journal's last one.
         now = time.ticks_ms()
-        rec = self.m.encode_next(R.J_FAULT, bytes((stage, kind, detail, late, 0, 0, 0, 0)),
-                                 now, self.wall.seconds(now))
-        self.store.append(rec)
+        self.store.append(self.m.encode_next(rtype, payload, now, self.wall.seconds(now)),
+                          self.m.open_seq)
+        if self.link is not None:
+            self.link.journaled()
+
+    # ---- the floor link -------------------------------------------------------
+
+    def attach(self, link):
+        """The floor link (startup makes it): its status and its outages."""
+        self.link = link
+        link.status = self.floor_status
+        link.on_down = self.link_down
+        link.on_up = self.link_up
+        self.store.acked = link.cursor
+
+    def link_down(self, fault, detail):
+        # Once per outage (the link tells it so): J_LINK down.
+        self._note(R.J_LINK, bytes((R.LINK_DOWN, fault, detail & 0xFF, (detail >> 8) & 0xFF,
+                                    0, 0, 0, 0)))
+
+    def link_up(self):
+        link = self.link
+        a = link.cursor if link is not None else 0
+        self._note(R.J_LINK, bytes((R.LINK_UP, 0, 0, 0, a & 0xFF, (a >> 8) & 0xFF,
+                                    (a >> 16) & 0xFF, a >> 24)))
+
+    def floor_status(self):
+        """The table's status for the floor (docs/floor.md), as JSON bytes."""
+        m = self.m
+        link = self.link
+        store = self.store
+        if link is None:
+            return b""
+        missing = ""
+        if link.skipped > link.cursor + 1:
+            missing = ', "missing": [[%d, %d]]' % (link.cursor + 1, link.skipped - 1)
+        return ('{"online": true, "code": "%s", "config": "%s", "round": %d, "state": "%s", '
+                '"boot": %d, "seq": %d, "oldest": %d, "acked": %d%s}' % (
+                    link.code, hexlify(m.config_id).decode(), m.round, _STATES[m.state],
+                    m.boot, store.last, store.oldest(), link.cursor, missing)).encode()
+
+    def link_pass(self, now):
+        """The link task's pass: the link's own (its faults contained), then
+        what its cursor means for the journal's backlog."""
+        link = self.link
+        if link is None:
+            return _LINK_IDLE_MS
+        wait = link.tick(now)
+        store = self.store
+        if link.cursor != store.acked:
+            store.acked = link.cursor
+            if store.full:
+                # Acknowledged records may make room: rotation deletes them
+                # (a checkpoint heads the new segment) and says again.
+                store.rotate(self.m.open_seq)
+        self._backlog(now)
+        return wait
+
+    def _backlog(self, now):
+        store = self.store
+        state = E.BACKLOG_ROOM
+        if store.full:
+            state = E.BACKLOG_STOP if store.keep_when_full else E.BACKLOG_FULL
+        if state != self.m.backlog:
+            self.handle(E.EV_BACKLOG, state, now)
 
     # ---- one event ---------------------------------------------------------------
 
@@ -138,6 +215,13 @@ class Controller:
         self._now = now
         if m.rec_len:
             self.store.append(m.records(), m.open_seq)  # flushed before any command runs
+            link = self.link
+            if link is not None:
+                link.journaled()
+                said = m.round << 3 | m.state
+                if said != self._said:  # the status names the round and its state
+                    self._said = said
+                    link.status_changed()
         cm = m.cmds
         hw = self.hw
         for i in range(n):
@@ -290,6 +374,7 @@ TASKS = (
     ("inputs", POLL_MS, Controller.poll),
     ("actuators", POLL_MS, Controller.actuators),
     ("reader", READER_MS, Controller.read_reader),
+    ("link", POLL_MS, Controller.link_pass),
 )
 
 current = None  # the running Controller, for a technician at the REPL

@@ -243,19 +243,19 @@ def _why_not(c, n, entries):
 
 
 def _fault_line(entry):
-    from sicbo import texts
+    from sicbo import logtext, texts
 
     st, kind, _detail, journaled, text = entry
-    return "%s: %s%s" % (texts.name(texts.STAGE_NAMES, st), text,
+    return "%s: %s%s" % (logtext.name_of(texts.FAULT_STAGES, st, "stage", 1), text,
                          "" if journaled else " (not yet in the journal)")
 
 
 def _status_journal(c):
-    from sicbo import texts
+    from sicbo import logtext, texts
 
     rs = c.state()
     print("state     %-8s round %d  boot %d  journal seq %d" % (
-        texts.name(texts.STATE_NAMES, rs.state), rs.round, rs.boot, rs.seq))
+        logtext.name_of(texts.STATE_NAMES, rs.state, "state", 0), rs.round, rs.boot, rs.seq))
     flags = []
     if rs.alarm:
         flags.append("ALARM")
@@ -356,14 +356,14 @@ def _sensors():
 
 
 def _idle_and_closed(what):
-    from sicbo import texts
+    from sicbo import logtext, texts
 
     c = _c()
     c.files()
     rs = c.state()
     if rs.state != E.ST_IDLE:
         print("refused: %s test only with the table idle (state is %s, round %d)"
-              % (what, texts.name(texts.STATE_NAMES, rs.state), rs.round))
+              % (what, logtext.name_of(texts.STATE_NAMES, rs.state, "state", 0), rs.round))
         return None
     sw = c.inputs()
     _settle(sw)
@@ -480,12 +480,12 @@ def _recall_cmd(n):
 
 
 def _round_line(r, table):
-    from sicbo import texts
+    from sicbo import logtext, texts
 
     dice = "%d-%d-%d" % tuple(r.dice) if r.dice is not None else "-"
     words = []
     if r.void_reason:
-        words.append("void: " + texts.name(texts.VOID_NAMES, r.void_reason))
+        words.append("void: " + logtext.name_of(texts.VOID_NAMES, r.void_reason, "reason", 1))
     elif r.dice is not None and table is not None:
         words = [code for code, _odds in r.winning_areas(table)]
     if r.first_dice is not None and r.first_dice != r.dice:
@@ -511,7 +511,7 @@ def meters():
 
 
 def _meters():
-    from sicbo import texts
+    from sicbo import logtext, texts
 
     c = _c()
     table = c.table()
@@ -520,7 +520,7 @@ def _meters():
     reasons = d.pop("void_reasons")
     for k in sorted(d):
         print("%-12s %s" % (k, d[k]))
-    voids = ["%s %d" % (texts.name(texts.VOID_NAMES, i), reasons[i])
+    voids = ["%s %d" % (logtext.name_of(texts.VOID_NAMES, i, "reason", 1), reasons[i])
              for i in range(1, len(reasons)) if reasons[i]]
     print("%-12s %s" % ("voids by", ", ".join(voids) if voids else "none"))
     if table is None:
@@ -566,8 +566,8 @@ def _journal(n):
     for rec, code in recs:
         if code > 0:
             print("journal %6d round %5d DAMAGED (%s): %s, not used" % (
-                rec.seq, rec.round, texts.name(texts.DAMAGE_NAMES, code),
-                texts.name(texts.J_NAMES, rec.type)))
+                rec.seq, rec.round, logtext.name_of(texts.DAMAGE_NAMES, code, "damage", 1),
+                logtext.name_of(texts.J_NAMES, rec.type, "type", 1)))
         else:
             print(logtext.journal_line(rec, table))
     if not recs:

@@ -32,16 +32,24 @@ _KEEP = const(4)  # failed boots listed in FAULT_FILE
 
 def read_file(path=FAULT_FILE):
     """(count, [[stage, kind, detail, journaled, text], ...]) of FAULT_FILE;
-    (0, []) when there is none or it cannot be read."""
+    (0, []) when there is none or it cannot be read. A line that is not in
+    the format (written by hand, or by an older firmware) is kept as its
+    text, stage and kind 0 (unknown), so the failed boot it tells of is
+    still shown and journaled."""
     try:
         with open(path) as f:
             n = int(f.readline())
             entries = []
             for line in f:
-                parts = line.rstrip("\n").split(" ", 4)
-                if len(parts) == 5 and parts[0].isdigit():
+                line = line.rstrip("\n")
+                if not line:
+                    continue
+                parts = line.split(" ", 4)
+                try:
                     entries.append([int(parts[0]), int(parts[1]), int(parts[2]),
                                     int(parts[3]), parts[4]])
+                except (ValueError, IndexError):
+                    entries.append([0, 0, 0, 0, line])
             return n, entries
     except (OSError, ValueError):
         return 0, []
@@ -96,8 +104,9 @@ class Faults:
     def what(self, e, stage):
         """What failed, for people: the stage, the module being loaded (and
         its file: start-up names it), the exception."""
-        where = " loading " + self.module if self.module is not None else ""
-        return "stage %d%s: %s %s" % (stage, where, type(e).__name__, e)
+        if self.module is not None:
+            return "stage %d loading %s: %s %s" % (stage, self.module, type(e).__name__, e)
+        return "stage %d: %s %s" % (stage, type(e).__name__, e)
 
     def contain(self, e, stage=None, detail=0):
         """Best effort, each step on its own: outputs off, the fault lamps,
@@ -138,7 +147,11 @@ class Faults:
         entries.append([stage, kind, detail, journaled, text])
         write_file(n, entries, self.path)
         try:
-            self.log("sicbo: FAULT in " + text)
+            if self.module is not None:
+                self.log("sicbo: FAULT in stage %d loading %s: %s %s"
+                         % (stage, self.module, type(e).__name__, e))
+            else:
+                self.log("sicbo: FAULT in stage %d: %s %s" % (stage, type(e).__name__, e))
         except Exception:  # noqa: BLE001
             pass
         return n

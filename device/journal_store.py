@@ -12,6 +12,13 @@
 # power cut stays at the end of its segment; only rotation deletes, so boots
 # and resets never push history out.
 #
+# With a floor link (docs/floor.md) the journal is also the outbox: the link
+# reads the records after its cursor (read_after), and rotation keeps every
+# record the floor has not acknowledged (`acked`), up to `backlog_bytes` of
+# journal; past it the table's policy decides: keep playing (the oldest
+# unacknowledged records go, `lost` says up to which; the floor sees the
+# gap) or keep them and take no new round (`full`).
+#
 # Only open/read/readinto/write/flush and os.listdir/stat/remove/mkdir: the same code
 # runs on the unix port and on the ESP32's littlefs.
 
@@ -39,17 +46,21 @@ def _number(name):
     return int(digits)
 
 
-def _boundary(buf, have, eof):
+def _boundary(buf, have, eof, store):
     """(end, first_seq): where the bytes buf[:have] stop being whole records
     (the rest may be a record cut by the end of the window), and the sequence
-    number of the first valid record (0 if none). At eof everything counts."""
+    number of the first valid record (0 if none). At eof everything counts.
+    The store learns the highest sequence number it holds."""
     off = 0
     first = 0
     while off < have:
         n = valid_at(buf, off, have)
         if n:
+            seq = u32(buf, off + R.OFF_SEQ)
             if not first:
-                first = u32(buf, off + R.OFF_SEQ)
+                first = seq
+            if seq > store.last:
+                store.last = seq
             off += n
         elif not eof and have - off < R.MAX_LEN:
             break  # possibly a record that continues past the window
@@ -59,9 +70,13 @@ def _boundary(buf, have, eof):
 
 
 class JournalStore:
-    def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None):
+    def __init__(self, folder, segment_bytes=4096, max_segments=4, checkpoint=None,
+                 backlog_bytes=0, keep_when_full=False):
         # checkpoint: None, or a callable returning the sealed record(s) that
         # start each segment opened by rotation (meters.checkpoint).
+        # backlog_bytes: 0 without a floor link; else the journal kept for
+        # records the floor has not acknowledged; keep_when_full: past it,
+        # keep them (and take no new round) rather than let the oldest go.
         self.folder = folder
         self.checkpoint = checkpoint
         self.segment_bytes = segment_bytes
@@ -69,7 +84,16 @@ class JournalStore:
         # Boots open segments that rarely fill: beyond this many files the
         # next rotation deletes the oldest too (littlefs spends a block on
         # each file), however few bytes they hold.
-        self.max_files = 4 * self.max_segments
+        self.max_files = 4 * self.max_segments + backlog_bytes // segment_bytes
+        self.backlog_bytes = backlog_bytes
+        self.keep_when_full = keep_when_full
+        self.acked = 0  # the floor stored every record up to this one (the link's cursor)
+        self.full = False  # the backlog is at its budget (unacknowledged records kept)
+        self.lost = 0  # unacknowledged records deleted up to this sequence number
+        self.last = 0  # the highest sequence number held
+        # read_after's place: after sequence number [0], segment [1] at offset [2]
+        self._at = [-1, -1, 0]
+        self._rf = None  # and that segment open
         try:
             os.mkdir(folder)
         except OSError:
@@ -117,7 +141,7 @@ class JournalStore:
                 have += got or 0
                 if not eof and have < size:
                     continue
-                end, first = _boundary(buf, have, eof)
+                end, first = _boundary(buf, have, eof, self)
                 if seg is not None and seg[1] < 0:
                     seg[1] = first
                 if end == 0 and not eof:
@@ -178,8 +202,13 @@ class JournalStore:
         seg = self.segs[-1]
         if seg[1] <= 0 and len(data) >= 8:
             seg[1] = u32(data, R.OFF_SEQ)
-        self.size += len(data)
-        self.bytes_written += len(data)
+        o = 0
+        n = len(data)
+        while o + R.OFF_SEQ + 4 <= n:  # the last record's number
+            self.last = u32(data, o + R.OFF_SEQ)
+            o += data[o + R.OFF_LENGTH] | (data[o + R.OFF_LENGTH + 1] << 8)
+        self.size += n
+        self.bytes_written += n
 
     def append(self, data, keep_seq=0):
         """Write sealed records (bytes or memoryview) and flush. keep_seq: the
@@ -211,6 +240,7 @@ class JournalStore:
             newest -= 1
         total = self.total_bytes()
         budget = self.segment_bytes * self.max_segments
+        self.full = False
         while (total > budget or len(segs) > self.max_files) and newest > 0:
             nxt = segs[1]
             if nxt[1] < 0:
@@ -224,6 +254,15 @@ class JournalStore:
             # unless the unfinished round started inside segs[0].
             if keep_seq and (nxt[1] <= 0 or nxt[1] > keep_seq):
                 break
+            if self.backlog_bytes and (nxt[1] <= 0 or nxt[1] - 1 > self.acked):
+                # segs[0] holds records the floor has not acknowledged: kept
+                # for it while the journal is within the backlog's budget.
+                if total <= self.backlog_bytes:
+                    break
+                self.full = True
+                if self.keep_when_full:
+                    break
+                self.lost = nxt[1] - 1 if nxt[1] > 0 else self.last
             try:
                 total -= os.stat(self.path(segs[0][0]))[6]
                 os.remove(self.path(segs[0][0]))
@@ -232,6 +271,104 @@ class JournalStore:
             segs.pop(0)
             self.deleted += 1
             newest -= 1
+
+    def last_seq(self):
+        return self.last
+
+    def oldest(self):
+        """The first sequence number the journal holds (0: none yet)."""
+        for s in self.segs:
+            if s[1] > 0:
+                return s[1]
+        return 0
+
+    # ---- the outbox -----------------------------------------------------------
+
+    def read_after(self, seq, buf, limit):
+        """Whole records with sequence numbers above seq, in journal order and
+        increasing, copied into buf[0:n]: as many as fit in `limit` bytes,
+        but always the first one (len(buf) is at least the largest record).
+        Returns n (0: none). Damage and records rotated away are skipped;
+        the place it stopped is kept, so that the next call for what follows
+        reads on from there (the floor link's, device/link/outbox.py)."""
+        at = self._at
+        if seq != at[0] or not self._holds(at[1]):
+            self._start(seq)
+        size = len(buf)
+        while True:
+            if self._rf is None and at[1] >= 0:
+                try:
+                    self._rf = open(self.path(at[1]), "rb")
+                except OSError:
+                    pass  # rotated away: the next segment
+            got = 0
+            if self._rf is not None:
+                self._rf.seek(at[2])
+                got = self._rf.readinto(buf) or 0
+            if not got:
+                nxt = -1
+                for s in self.segs:
+                    if s[0] > at[1]:
+                        nxt = s[0]
+                        break
+                self._close_reader()  # reopened next time: what is appended since
+                if nxt < 0:
+                    return 0
+                at[1] = nxt
+                at[2] = 0
+                continue
+            # Skip what is not a record after seq: older records, damage.
+            o = 0
+            while o < got:
+                k = valid_at(buf, o, got)
+                if k:
+                    if u32(buf, o + R.OFF_SEQ) > seq:
+                        break
+                    o += k
+                elif o and got == size:
+                    break  # perhaps a record cut by the buffer's end: read from it
+                else:
+                    o += 1
+            if o:
+                at[2] += o
+                continue  # read again, that record first in buf
+            out = 0
+            last = seq
+            while out < got:
+                k = valid_at(buf, out, got)
+                if not k or (out and out + k > limit):
+                    break
+                s = u32(buf, out + R.OFF_SEQ)
+                if s <= last:
+                    break
+                last = s
+                out += k
+            at[2] += out
+            at[0] = last
+            return out
+
+    def _holds(self, n):
+        for s in self.segs:
+            if s[0] == n:
+                return True
+        return False
+
+    def _start(self, seq):
+        # The newest segment whose first record is at or below seq + 1: the
+        # records after seq start there or later (else the oldest segment).
+        self._close_reader()
+        n = self.segs[0][0] if self.segs else -1
+        for s in self.segs:
+            if 0 < s[1] <= seq + 1:
+                n = s[0]
+        self._at[0] = seq
+        self._at[1] = n
+        self._at[2] = 0
+
+    def _close_reader(self):
+        if self._rf is not None:
+            self._rf.close()
+            self._rf = None
 
     def total_bytes(self):
         total = 0
@@ -243,6 +380,7 @@ class JournalStore:
         return total
 
     def close(self):
+        self._close_reader()
         if self.f is not None:
             self.f.close()
             self.f = None

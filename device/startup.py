@@ -22,10 +22,8 @@
 import gc
 import struct
 import time
-from binascii import hexlify
 
 import memory
-import tablefiles
 from micropython import const
 
 from sicbo import events as E
@@ -33,6 +31,7 @@ from sicbo import records as R
 
 _NONE = const(0)
 _RESTART = const(1)  # the files were checked and cached: start again
+_ROUND_BYTES = const(256)  # a round's journal (244 bytes measured) and its share of checkpoints
 _CLOCK_SLACK = const(2)  # s: the RTC may read this much before the journal's last time
 
 # Start-up's own modules, forgotten once the table runs (the files' readers
@@ -76,6 +75,7 @@ def stage_files(faults, board_path, table_path, say):
     the files were just checked and cached, or None (one line said) when
     they are refused."""
     faults.stage = E.F_FILES
+    import tablefiles  # forgotten at the end of this stage
 
     try:
         config = tablefiles.config_id(board_path, table_path)
@@ -121,7 +121,13 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     _need(faults, "journal_store")
     from journal_store import JournalStore
 
-    store = JournalStore(journal_dir)
+    if board.floor is not None:
+        # The journal is the floor's outbox: what the floor has not
+        # acknowledged stays, up to the table file's budget.
+        store = JournalStore(journal_dir, backlog_bytes=cfg.backlog_rounds * _ROUND_BYTES,
+                             keep_when_full=cfg.when_full == "stop_new_rounds")
+    else:
+        store = JournalStore(journal_dir)
     buf = store.read_buffer()
     _need(faults, "sicbo.meters")
     _need(faults, "sicbo.roundmachine")
@@ -142,6 +148,66 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     _need(faults, "sicbo.approval")
     _need(faults, "controller")
     return store, buf, m, reader
+
+
+def stage_link(faults, board, table, store, journal_dir, secrets, say):
+    """The floor link (device/link), when the board file has one: its code
+    and buffers made while the heap is whole, connected later by its task.
+    Secrets it cannot read leave the table without a link (it plays on, and
+    keeps the journal for the floor), said in one line."""
+    fl = board.floor
+    if fl is None:
+        return None
+    faults.stage = E.F_JOURNAL
+    _need(faults, "link.outbox")
+    from link.outbox import Link
+
+    try:
+        ssl = password = wifi = None
+        if fl["tls"]:
+            from link.client import tls_context
+
+            ssl = tls_context(_secret(secrets, "ca.der"), _secret(secrets, "cert.der"),
+                              _secret(secrets, "key.der"))
+        else:
+            password = _secret(secrets, "password").strip()
+        if fl["wifi"] is not None:
+            _need(faults, "link.wifi")
+            from link.wifi import Station
+
+            wifi = Station(fl["wifi"], _secret(secrets, "wifi").strip())
+    except (OSError, ValueError) as e:
+        say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
+        return None
+    largest = R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG + R.CRC_LEN
+    link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"],
+                journal_dir + "/acked", ssl=ssl, server_hostname=fl["server_name"],
+                password=password, wifi=wifi, keepalive_s=fl["keepalive_s"], largest=largest)
+    link.code = _code_hash()
+    return link
+
+
+def _secret(folder, name):
+    with open(folder + "/" + name, "rb") as f:
+        return f.read()
+
+
+def _code_hash():
+    """The running code's identity (the first 16 hex digits of its sha256):
+    the frozen image's, or the deployed files' as sicbo deploy wrote it."""
+    try:
+        import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
+
+        return frozen_id.CODE_SHA256[:16]
+    except ImportError:
+        pass
+    try:
+        import json
+
+        with open("/manifest.json") as f:
+            return json.load(f).get("code_sha256", "")[:16]
+    except (OSError, ValueError, AttributeError):
+        return ""
 
 
 def stage_hardware(faults, board, table, ticks_ms):
@@ -213,11 +279,7 @@ def stage_clock(ctl, seen, now):
     rtc = ctl.wall.seconds(now)
     if rtc is None or seen is None or rtc + _CLOCK_SLACK >= seen:
         return False
-    m = ctl.m
-    rec = m.encode_next(R.J_CLOCK_MOVED, struct.pack("<II", seen, rtc), now, rtc)
-    ctl.store.append(rec, m.open_seq)
-    if ctl.log is not None:
-        ctl.log("J " + hexlify(rec).decode())
+    ctl._note(R.J_CLOCK_MOVED, struct.pack("<II", seen, rtc))  # the link told, as any record
     return True
 
 
@@ -251,12 +313,16 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
             say("sicbo: recovery mode not journaled: %s %s" % (type(e).__name__, e))
         return None, False
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
+    link = stage_link(faults, board, table, store, journal_dir,
+                      board_path[:board_path.rfind("/") + 1] + "secrets", say)
     hw = stage_hardware(faults, board, table, ticks_ms)
     from controller import Controller
 
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
+    if link is not None:
+        ctl.attach(link)
     seen = stage_replay(faults, ctl, buf)
     del buf
     if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
@@ -274,6 +340,7 @@ def out_of_service(faults, n, text, board_path, table_path, log=print):
     log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off." % (n, text))
     log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
         "machine.reset()")
+    import tablefiles
 
     try:
         config = tablefiles.config_id(board_path, table_path)

@@ -7,18 +7,17 @@ heap:
     J <record as hex>      one journal record, as written to the journal
     D <message> <detail>   a message shown to the dealer (sicbo.events M_*/R_*)
 
-Everything else (start-up lines, faults, diag output) is text already. This
-module renders the compact ones with the firmware's own texts (sicbo.logtext):
-one source of truth for the board and the host.
+Everything else (start-up lines, faults, diag output) is text already, but
+the running table's start-up line, whose state is a number (host_tools/
+boardstate.py reads it). This module renders the compact ones with the
+firmware's own texts (sicbo.logtext): one source of truth for the board and
+the host.
 """
 
 import binascii
-import re
 
-from sicbo import journal, logtext, texts
-
-# The line the controller prints once it runs; the state as its number.
-_RUNNING = re.compile(r"^(sicbo: .*, round \d+), state (\d+)\s*$")
+from host_tools.boardstate import Console, running_line_text
+from sicbo import journal, logtext
 
 
 def render(line, table=None):
@@ -31,9 +30,9 @@ def render(line, table=None):
         if not journal.valid_at(data, 0, len(data)):
             return line + "  (not a valid record)"
         return logtext.journal_line(journal.Record(data, 0), table)
-    m = _RUNNING.match(line)
-    if m and m.group(2).isdigit() and int(m.group(2)) < len(texts.STATE_NAMES):
-        return "%s, state %s" % (m.group(1), texts.STATE_NAMES[int(m.group(2))])
+    running = running_line_text(line)
+    if running is not None:
+        return running
     if line.startswith("D "):
         parts = line.split()
         if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
@@ -41,19 +40,14 @@ def render(line, table=None):
     return line
 
 
-def lines(port, stop=None):
-    """The lines a board prints on `port` (a pyserial device), as text, as
-    they come, until stop() is true (checked about every 0.2 s). Raises
-    OSError or serial.SerialException when the port goes away."""
-    import serial  # pyserial, installed with mpremote
-
-    buf = b""
-    with serial.Serial(port, 115200, timeout=0.2) as s:
+def lines(port, stop=None, who="sicbo console", open_timeout=0.0):
+    """The lines a board prints on `port`, as text, as they come, until
+    stop() is true (checked about every 0.2 s). The port is held meanwhile
+    (host_tools/portlock.py): PortBusy if another program holds it; OSError
+    or serial.SerialException when it cannot be opened or goes away."""
+    con = Console(port, who).open(open_timeout)
+    with con:
         while stop is None or not stop():
-            data = s.read(512)
-            if not data:
-                continue
-            buf += data
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                yield line.decode("utf-8", "replace").rstrip("\r")
+            line = con.readline(0.2)
+            if line is not None:
+                yield line

@@ -26,12 +26,21 @@ the functions it needs and one call (agent_code). A deploy is:
    of base64 pieces of 3 KiB: mpremote's ``fs cp`` sends 256 bytes per exec as
    a bytes repr, ~12x the round trips and ~1.7x the bytes), then one ``exec``
    that hashes every file of the new manifest on the board and, only if all
-   match, writes ``/manifest.json`` (last) and removes ``manifest.prev``;
-3. one run that journals the deploy (device/access.py, the firmware's own:
-   the clock set from this computer's, J_CLOCK with the old and the new
-   time, then J_DEPLOY: the files copied and removed, the code hash, the
-   configuration id) and resets, so that main.py starts the app (with
-   ``--no-reset``: the record only, the clock as it is).
+   match, writes ``/manifest.json`` (last) and removes ``manifest.prev``.
+   The same run journals the deploy once the commit verified, through the
+   firmware just committed (device/access.py: J_DEPLOY, the files copied
+   and removed, the code hash, the configuration id);
+3. the reset, typed at the board's REPL over the serial port, with the
+   clock set first through the firmware (UTC; J_CLOCK, the old and the new
+   time), so that main.py starts the app; the port stays
+   open through the reset, and the board's own first start-up line (running,
+   refused and why, out of service, ...) is read and reported, never
+   assumed. A board up to date gets its clock set (journaled) and its app
+   started again the same way (typed at its REPL after the probe) and its
+   start-up line read.
+
+The port is held for the whole deploy (host_tools/portlock.py): a deploy
+refuses a port that `sicbo console` or the demo holds, in one line.
 
 Everything local is checked before the board is touched: the board and table
 files with the firmware's own rules (sicbo.board.parse_board,
@@ -54,7 +63,6 @@ file is harmless if the image has one and the entry if it has not.
 import ast
 import concurrent.futures
 import copy
-import datetime
 import hashlib
 import json
 import os
@@ -102,11 +110,16 @@ KIND_FROZEN = "frozen"  # the code is frozen into the firmware image (module fro
 ARCHS = (None, "x86", "x64", "armv6", "armv6m", "armv7m", "armv7em", "armv7emsp",
          "armv7emdp", "xtensa", "xtensawin", "rv32imc", "rv64imc")
 MPREMOTE_TIMEOUT = 120
-RESET_SETTLE = 1.0  # s after `mpremote reset` (ESP32: ~0.1 s of mpremote's sleep + boot)
+# s to wait after a reset whose start-up is not read (watch=0): bytes sent to
+# a board while it reboots are lost.
+RESET_SETTLE = 1.0
 
 
 class DeployError(UsageError):
-    """A refused deploy: one line for the technician."""
+    """A refused deploy: one line for the technician. `output`: what the
+    board printed before mpremote failed, if anything."""
+
+    output = ""
 
 
 # -- what goes on the board --------------------------------------------------
@@ -366,7 +379,9 @@ class MpRemote:
             raise DeployError("no answer from %s within %d s" % (self.port, self.timeout)) \
                 from None
         if r.returncode:
-            raise self.error(r.stdout, r.stderr)
+            err = self.error(r.stdout, r.stderr)
+            err.output = r.stdout  # what the board printed, a traceback included
+            raise err
         return r.stdout
 
     def error(self, out, err):
@@ -375,6 +390,10 @@ class MpRemote:
         both = out + err
         if "failed to access" in both or "could not open port" in both \
                 or "No such file" in both:
+            if os.path.exists(self.port) and "No such file" not in both:
+                # mpremote opens a port exclusively: another program has it
+                return DeployError("%s is in use by another program (mpremote: %s): one "
+                                   "program at a time on a serial port" % (self.port, last))
             return DeployError("nothing at the port %s (%s)" % (self.port, last))
         if "could not enter raw repl" in both or "could not exec command" in both:
             return DeployError("%s does not answer as MicroPython (no raw REPL): %s"
@@ -483,7 +502,7 @@ def write_chain(staged, rels, piece=WRITE_PIECE):
 
 
 def commit_code(manifest_text):
-    return agent_code("sd_hash", "sd_commit") + "sd_commit(%r)\n" % manifest_text
+    return agent_code("sd_hash", "sd_commit") + "sd_bad = sd_commit(%r)\n" % manifest_text
 
 
 def _marked(out, mark):
@@ -491,6 +510,14 @@ def _marked(out, mark):
         if line.startswith(mark + " "):
             return ast.literal_eval(line[len(mark) + 1:].strip())
     raise DeployError("unexpected answer from the board: %s" % (out.strip()[-200:] or "nothing"))
+
+
+def start_code(clock=None):
+    """The call that, after a probe in the same interpreter session, sets the
+    clock (UTC) and starts the app of a board found up to date."""
+    from host_tools.boardstate import clock_tuple
+
+    return "sd_start(sd_ok, %r)" % (tuple(clock or clock_tuple()),)
 
 
 def probe(mp, paths, want=None, start=False):
@@ -504,13 +531,14 @@ def probe(mp, paths, want=None, start=False):
     the files the manifest lists and of any .py beside a .mpy of them.
     `want`: {"code": code hash, "compiler": mpy-cross version line, "files":
     {path: sha256} of the entry and configuration files}; None never matches.
-    With `start`, a current board gets its clock set (as `mpremote rtc --set`
-    would) and its app started again in the same connection (the probe's
-    Ctrl-C stopped it), without a reset."""
+    With `start`, a current board gets its clock set (UTC) and its app
+    started again in the same connection (the probe's Ctrl-C stopped it),
+    without a reset; nobody hears its start-up then (deploy() starts it
+    itself, by typing start_code() at the REPL, and reads it)."""
     want = want or {"code": "", "compiler": "", "files": {}}
     chain = ["exec", probe_code(paths, want)]
     if start:
-        chain += ["+", "exec", "--no-follow", "sd_start(sd_ok, %r)" % (clock_now(),)]
+        chain += ["+", "exec", "--no-follow", start_code()]
     out = mp.run(*chain)
     info = _marked(out, "SICBO-PROBE")
     if info.get("name") != "micropython":
@@ -528,29 +556,30 @@ def probe(mp, paths, want=None, start=False):
     return info
 
 
-def clock_now():
-    """This computer's time as machine.RTC().datetime() takes it, as `mpremote
-    rtc --set` gives it (local time)."""
-    now = datetime.datetime.now()
-    return (now.year, now.month, now.day, now.weekday(), now.hour, now.minute, now.second,
-            now.microsecond)
-
-
 # -- the deploy journaled on the board (access.py: J_CLOCK, J_DEPLOY) ----------
 
-def deploy_record_code(report, config_id, clock=True):
-    """The exec that journals a committed deploy on the board: the clock set
-    from this computer's first (access.set_clock: J_CLOCK, so that the
-    deploy's record carries the right time), then J_DEPLOY (the files
-    copied and removed, the code hash, the configuration id)."""
+def deploy_record_code(kind, code, config_id, copied, removed):
+    """The exec, after the commit's in the same session, that journals the
+    deploy on the board if the commit verified (J_DEPLOY through the firmware
+    just committed, access.deployed: the files copied and removed, the code
+    hash, the configuration id), and defines sd_clock for the reset that
+    follows (reset_code)."""
     from sicbo import records as R
 
-    kind = R.CODE_FROZEN if report.kind == KIND_FROZEN else R.CODE_FILES
-    code = agent_code("sd_clock", "sd_deployed") if clock else agent_code("sd_deployed")
-    if clock:
-        code += "sd_clock(%r)\n" % (clock_now(),)
-    return code + "sd_deployed(%d, %r, %r, %r, %r)\n" % (
-        kind, report.code, config_id, list(report.copied), list(report.removed))
+    return agent_code("sd_clock", "sd_deployed") + (
+        "if not sd_bad:\n    sd_deployed(%d, %r, %r, %r, %r)\n" % (
+            R.CODE_FROZEN if kind == KIND_FROZEN else R.CODE_FILES, code, config_id,
+            list(copied), list(removed)))
+
+
+def reset_code(clock):
+    """What is typed at the board's REPL after the commit: the clock set
+    through the firmware (sd_clock, defined by deploy_record_code's exec:
+    J_CLOCK, the old and the new time; directly where it is not defined),
+    then the reset."""
+    return ("import machine; sd_clock(%r) if 'sd_clock' in globals() else "
+            "machine.RTC().datetime(%r); machine.reset()\r" % (tuple(clock), tuple(clock))
+            ).encode()
 
 
 def journaled(out):
@@ -579,7 +608,9 @@ class Report:
         self.kind = KIND_DEPLOYED
         self.code = ""  # the code hash the board runs
         self.current = False  # nothing to do: no copy, no reset
-        self.reset = False
+        self.reset = False  # reset, or (current) its app started again
+        self.states = []  # boardstate.BoardState lines the board printed after that
+        self.watched = 0.0  # s they were waited for (0: not read)
         self.journaled = []  # what the board journaled of it (journaled())
 
     def running(self):
@@ -591,16 +622,34 @@ class Report:
         m = self.manifest or {}
         what = "%s (firmware %s, revision %s, mpy v%s)" % (
             self.running(), m.get("firmware") or "?", m.get("revision") or "?", self.mpy)
+        runs = plural(self.mpremote_runs, "mpremote run")
         if self.current:
-            return ("board up to date: %s: %d files verified, nothing copied, no reset%s, "
-                    "%d mpremote run%s, %.1f s"
-                    % (what, self.unchanged, ", app restarted" if self.reset else "",
-                       self.mpremote_runs, "" if self.mpremote_runs == 1 else "s",
-                       self.seconds))
-        return ("%s: %d copied (%d bytes), %d removed, %d unchanged, "
-                "%d mpremote runs, %.1f s"
-                % (what, len(self.copied), self.bytes_copied, len(self.removed),
-                   self.unchanged, self.mpremote_runs, self.seconds))
+            return ("board up to date: %s: %s verified, nothing copied, no reset%s, "
+                    "%s, %.1f s"
+                    % (what, plural(self.unchanged, "file"),
+                       ", app restarted" if self.reset else "", runs, self.seconds))
+        return ("%s: %d copied (%s), %d removed, %d unchanged, %s, %.1f s"
+                % (what, len(self.copied), plural(self.bytes_copied, "byte"),
+                   len(self.removed), self.unchanged, runs, self.seconds))
+
+    def board_lines(self, port="PORT"):
+        """What the board said after its reset (or its app's start), for
+        people: its start-up lines and what to do if it does not run."""
+        from host_tools import boardstate
+
+        if not self.reset or not self.watched:
+            return []
+        head = "board: " if self.current else "board reset: "
+        out = [head + line for line in boardstate.summary(self.states, self.watched)]
+        last = self.states[-1] if self.states else None
+        if last is not None and last.settled and last.advice(port):
+            out.append("  do: " + last.advice(port))
+        return out
+
+
+def plural(n, word):
+    """'1 file', '2 files'."""
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
 def _text_sha(text):
@@ -608,9 +657,10 @@ def _text_sha(text):
 
 
 def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None,
-           mpremote=None, hook=None, settle=RESET_SETTLE):
+           mpremote=None, hook=None, settle=RESET_SETTLE, watch=None):
     """Deploys device/ plus the board and table files to the board at `port`.
-    Returns a Report; raises DeployError (a UsageError) when refused.
+    Returns a Report; raises DeployError (a UsageError) when refused, and
+    PortBusy when another program holds the port (host_tools/portlock.py).
 
     A board already up to date (its manifest names this tree's code hash, the
     same compiler and configuration, and every file it lists verifies) takes
@@ -620,15 +670,31 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     installed, and code files that a deploy left are removed (they would
     shadow the frozen modules).
     `hook(stage)` is called between steps (tests use it to interrupt).
-    After a reset it waits `settle` seconds: bytes sent to a board while it
-    reboots are lost, so the next command would fail to reach its REPL."""
+    After the reset (or the app's start), the board's start-up lines are read
+    for up to `watch` seconds (boardstate.BOOT_TIMEOUT_S by default) into
+    report.states and logged; watch=0 reads nothing, and then waits `settle`
+    seconds after a reset: bytes sent to a board while it reboots are lost."""
+    from host_tools.boardstate import BOOT_TIMEOUT_S
+    from host_tools.portlock import PortLock
+
+    if watch is None:
+        watch = BOOT_TIMEOUT_S
+    report = Report()
+    board_text, table_text, board, table = check_config(board_path, table_path)
+    log = log or (lambda text: None)
+    mp = mpremote or MpRemote(port)
+    mp.check_port()
+    with PortLock(port, "sicbo deploy") as lock:
+        return _deploy(report, port, (board_text, table_text, board, table), device_dir,
+                       reset, log, mp, hook, settle, watch, lock)
+
+
+def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, watch, lock):
     from sicbo import FIRMWARE_VERSION
 
     t0 = time.monotonic()
-    log = log or (lambda text: None)
     hook = hook or (lambda stage: None)
-    report = Report()
-    board_text, table_text, board, table = check_config(board_path, table_path)
+    board_text, table_text, board, table = checked
     sources = plan_sources(device_dir)
     if not sources:
         raise DeployError("nothing to deploy in %s" % device_dir)
@@ -640,11 +706,9 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     cache_text = config_cache(board_text, table_text, board, table)
     config[CACHE_FILE] = _text_sha(cache_text)
     compiler = mpy_cross_version_line()
-    mp = mpremote or MpRemote(port)
-    mp.check_port()
     paths = [rel for rel, _, _ in sources] + [BOARD_FILE, TABLE_FILE, CACHE_FILE]
     info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config},
-                 start=reset)
+                 start=reset and not watch)
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
     report.mpy = "%d.%d" % (ver, sub)
     frozen = info.get("frozen")
@@ -663,12 +727,17 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         report.journaled = info["journaled"]
         report.manifest = info["manifest"]
         report.unchanged = len(paths) if not frozen else len(config)
-        log("board up to date: %s, nothing copied, no reset%s" % (
-            report.running(), "; the app started again" if reset else ""))
+        if reset and watch:
+            # typed at the REPL, in the probe's session: its start-up is heard
+            _watch(report, port, (start_code() + "\r").encode(), lock, watch)
         report.mpremote_runs = mp.runs
         report.seconds = time.monotonic() - t0
         return report
     hook("probed")
+    # Once per deploy of the files (a board up to date has had them shown):
+    # what the board file accepts with a reason (a strapping pin, ...).
+    for w in getattr(board, "warnings", None) or ():
+        log("board file: " + w)
     on_board = info["hashes"]
     with tempfile.TemporaryDirectory(prefix="sicbo-deploy-") as stage:
         if frozen:
@@ -709,6 +778,9 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
         report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
         hook("copying")
         chain += ["+", "exec", commit_code(manifest_text)]
+        chain += ["+", "exec", deploy_record_code(report.kind, report.code,
+                                                  config_cache_id(board_text, table_text),
+                                                  changed, stale)]
         out = mp.run(*chain)
         bad = _marked(out, "SICBO-VERIFY")
         if bad:
@@ -716,25 +788,44 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
                               "no manifest; deploy again" % ", ".join(bad))
         report.copied = changed
         report.removed = stale
-        log("copied %d files (%d bytes), removed %d, verified %d: %s" % (
-            len(changed), report.bytes_copied, len(report.removed), len(files),
-            report.running()))
+        report.journaled = journaled(out)
+        for ok, what in report.journaled:
+            if not ok:
+                log("the board did not journal it: %s" % what)
+        log("copied %s (%s), removed %d, every hash verified on the board (%s)" % (
+            plural(len(changed), "file"), plural(report.bytes_copied, "byte"),
+            len(report.removed), plural(len(files), "file")))
     hook("verified")
     # The deploy journaled; with the reset, the board's clock set from this
     # computer's first (journal records carry the wall-clock time only once
     # the RTC has been set; it survives the reset).
-    config_id = config_cache_id(board_text, table_text)
-    chain = ["exec", deploy_record_code(report, config_id, clock=reset)]
     if reset:
-        chain += ["+", "reset"]
-    report.journaled = journaled(mp.run(*chain))
-    for ok, what in report.journaled:
-        if not ok:
-            log("the board did not journal it: %s" % what)
-    if reset:
+        # The board's clock from this computer's (UTC), through the firmware
+        # (journaled): journal records carry the wall-clock time only once
+        # the RTC has been set (it survives the reset).
+        from host_tools.boardstate import clock_tuple
+
         report.reset = True
-        log("board reset: the app starts")
-        time.sleep(settle)
+        if watch:
+            _watch(report, port, reset_code(clock_tuple()), lock, watch)
+        else:
+            mp.run("exec", agent_code("sd_clock") + "sd_clock(%r)\n" % (clock_tuple(),),
+                   "+", "reset")
+            time.sleep(settle)
     report.mpremote_runs = mp.runs
     report.seconds = time.monotonic() - t0
     return report
+
+
+def _watch(report, port, code, lock, watch):
+    """Types code at the board's REPL and reads its start-up (report.states)."""
+    import serial  # pyserial
+
+    from host_tools.boardstate import type_and_read
+
+    report.watched = watch
+    try:
+        report.states = type_and_read(port, "sicbo deploy", code, lock=lock, timeout=watch)
+    except (OSError, serial.SerialException) as e:
+        raise DeployError("lost the board at %s after the deploy (%s): the files are "
+                          "committed; sicbo console shows what it prints" % (port, e)) from None

@@ -52,7 +52,7 @@ def _meter_names():
     raise ValueError("sicbo/meters.py has no NAMES")
 
 
-KINDS = ("code", "dice", "byte", "bytes", "u32", "wall", "text")
+KINDS = ("code", "dice", "byte", "bytes", "u16", "u32", "wall", "text")
 
 
 def tables():

@@ -41,10 +41,10 @@ INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "k
                  "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
                  "key_face_3", "key_face_4", "key_face_5", "key_face_6")
 OPS = ("ping", "signals", "set", "press", "release", "reader", "state", "lamps", "outputs",
-       "events", "next_reset_cause", "power_cut", "power_on")
+       "events", "next_reset_cause", "power_cut", "power_on", "network_down", "network_up")
 # Ops that call into the virtual board (which may call back into the table):
 # run without the table's lock.
-UNLOCKED_OPS = ("power_cut", "power_on")
+UNLOCKED_OPS = ("power_cut", "power_on", "network_down", "network_up")
 WATCHDOG_RESET = 3
 
 
@@ -158,6 +158,8 @@ class TableServer:
         # The board's power (the virtual board sets it): an object with
         # power_cut() and power_on(timeout=0); None for a table alone.
         self.power: Any = None
+        # The board's network (host_tools/simnet.NetRelay), when it has one.
+        self.network: Any = None
         # Called (from the table's thread; must not wait) when the watchdog
         # the board armed runs out on wall time: the virtual board resets it.
         self.on_watchdog: Callable[[], None] | None = None
@@ -632,6 +634,21 @@ class TableServer:
         was = bool(power.powered)
         power.power_on(timeout=0)
         return {"ok": True, "powered": True, "was_powered": was, "boots": boots}
+
+    def _op_network_down(self, req: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return self._net().down(req.get("mode", "silent"))
+        except ValueError as e:
+            raise RequestError(str(e)) from None
+
+    def _op_network_up(self, req: dict[str, Any]) -> dict[str, Any]:
+        return self._net().up()
+
+    def _net(self) -> Any:
+        if self.network is None:
+            raise RequestError("this board has no network (start the virtual board with "
+                               "--broker HOST:PORT)")
+        return self.network
 
     def _op_state(self, req: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True,

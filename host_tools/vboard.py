@@ -96,6 +96,7 @@ SIM_DIR = os.path.join(REPO, "sim")
 BOOT_SCRIPT = os.path.join(SIM_DIR, "vboard_boot.py")
 DEFAULT_BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 RTC_FILE = "rtc"  # in <folder>/state: the simulated RTC's offset from the host clock
+NET_FILE = "network"  # in <folder>/state: the network's state, for sim/network.py
 PARTITION_FILE = "partition.bin"  # in <folder>/state: a link to the image the board runs
 STATE_MOUNT = "/.vboard"  # where the interpreter sees <folder>/state
 NOT_FROZEN = ("vboard_boot.py",)  # sim/ files that are host tooling, not the board's modules
@@ -191,7 +192,7 @@ class VirtualBoard:
                  heap: str | None = None, frozen: str | None = SIM_DIR, table: bool = True,
                  log: Callable[[str], None] | None = None, command: list[str] | None = None,
                  table_file: str | None = None, frozen_source: bool = False,
-                 partition: str | None = None):
+                 broker: tuple[str, int] | None = None, partition: str | None = None):
         self.folder = os.path.abspath(folder)
         self.fs = os.path.join(self.folder, "fs")
         self.state_dir = os.path.join(self.folder, "state")
@@ -215,6 +216,8 @@ class VirtualBoard:
         self._port = SerialPort(self.link, self._event)
         self._relay: Relay | None = None
         self._counts: dict[str, int] = {}
+        self.broker = broker  # (host, port): the board's network leads there
+        self.network: Any = None  # its relay (host_tools/simnet.py)
 
     # -- public API ---------------------------------------------------------
     @property
@@ -260,6 +263,7 @@ class VirtualBoard:
         self._link_partition()
         self._freeze()
         self._start_table()
+        self._start_network()
         self._port.open()
         interp = Interpreter(self.command, self._args, self._env, self.folder)
         self._relay = Relay(self._port, interp, self._event, self._on_start, self._rtc_lost)
@@ -320,6 +324,9 @@ class VirtualBoard:
             "bytes_out")}
         self._relay = None
         self._port.close()
+        if self.network is not None:
+            self.network.stop()
+            self.network = None
         if self.table is not None:
             try:
                 self.table.stop()
@@ -402,8 +409,25 @@ class VirtualBoard:
         else:
             env.pop("SICBO_SIM_WIRE", None)
         env["SICBO_SIM_RTC"] = STATE_MOUNT + "/" + RTC_FILE
+        if self.network is not None:
+            env["SICBO_SIM_NET"] = STATE_MOUNT + "/" + NET_FILE
+        else:
+            env.pop("SICBO_SIM_NET", None)
         env["SICBO_SIM_PARTITION"] = STATE_MOUNT + "/" + PARTITION_FILE
         return env
+
+    def _start_network(self) -> None:
+        """The board's network: a relay to the broker (host_tools/simnet.py)
+        that sim/network.py routes the board's connections to; the table's
+        control socket drops and restores it (network_down, network_up)."""
+        if self.broker is None or self.network is not None:
+            return
+        from host_tools.simnet import NetRelay
+
+        self.network = NetRelay(self.broker[0], self.broker[1],
+                                os.path.join(self.state_dir, NET_FILE)).start()
+        if self.table is not None:
+            self.table.network = self.network
 
     def _freeze(self) -> None:
         """sim/ as the board's frozen modules: precompiled bytecode (.mpy) in
@@ -462,7 +486,7 @@ class VirtualBoard:
 
 
 def run_foreground(folder, board=None, link=None, heap=None, out=sys.stdout,
-                   table_file=None, frozen_source=False):
+                   table_file=None, frozen_source=False, broker=None):
     """`sicbo vboard`: start, print where to connect, run until Ctrl-C/SIGTERM."""
     stop = threading.Event()
 
@@ -474,7 +498,7 @@ def run_foreground(folder, board=None, link=None, heap=None, out=sys.stdout,
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)}
     vb = VirtualBoard(folder, board=board, link=link, heap=heap, log=log, table_file=table_file,
-                      frozen_source=frozen_source)
+                      frozen_source=frozen_source, broker=broker)
     try:
         vb.start()
         print("virtual board on %s" % vb.pty, file=out)
@@ -484,6 +508,9 @@ def run_foreground(folder, board=None, link=None, heap=None, out=sys.stdout,
               file=out)
         if vb.control:
             print("  table:       %s (control), %s (wire)" % (vb.control, vb.wire), file=out)
+        if vb.network is not None:
+            print("  network:     %s -> broker %s:%d" % (vb.network.address, *vb.broker),
+                  file=out)
         print("  connect:     mpremote connect %s" % vb.port, file=out)
         print("Ctrl-C stops it.", file=out, flush=True)
         while not stop.wait(0.5):

@@ -1,22 +1,28 @@
 # The MQTT client's asyncio side: one connection to the broker at a time,
 # driven by its owner's task (device/link/outbox.py) through poll(), which
-# never waits. Two short-lived tasks per connection do the waiting: one opens
-# it (asyncio.open_connection: TCP, then TLS on the board), one reads it.
-# Every deadline is a ticks_diff checked by poll(), never a socket timeout
-# (on the ESP32 setblocking() clears a socket's timeout).
+# never waits. One short-lived task per connection opens it (TCP through
+# asyncio.open_connection, then TLS on the board); afterwards poll() reads
+# and writes the non-blocking socket itself: no task, no generator, no
+# I/O-queue entry per packet. Every deadline is a ticks_diff checked by
+# poll(), never a socket timeout (on the ESP32 setblocking() clears a
+# socket's timeout).
 #
-# Writes: one write per packet (the packet is whole in a buffer), on a
-# non-blocking socket; what the socket does not take at once (a TLS
-# handshake, a full send buffer) is written by the next polls, and nothing
-# else goes out until it has. No allocation per packet on MicroPython.
+# Writes: one write per packet (the packet is whole in a buffer), with
+# TCP_NODELAY (else the kernel holds a publish behind the last small packet
+# until the broker's delayed ACK, 40 ms); what the socket does not take at
+# once (a TLS handshake, a full send buffer) is written by the next polls,
+# and nothing else goes out until it has. No allocation per packet.
 #
-# A fault of any kind (an exception in either task or in a write, a protocol
-# error, a timeout, a refusal) sets `fault` (an L_* code below) and `detail`
-# (an errno, a CONNACK code, a parser code), and the state FAILED; the owner
-# then calls close(). Nothing raises out of poll().
+# A fault of any kind (an exception in the opener or in a read or write, a
+# protocol error, a timeout, a refusal) sets `fault` (an L_* code below) and
+# `detail` (an errno, a CONNACK code, a parser code), and the state FAILED;
+# the owner then calls close(). Nothing raises out of poll().
 #
-# Runs on MicroPython (asyncio streams over a socket, or a TLS socket) and on
-# CPython (its asyncio streams), for the host tests.
+# The socket poll() uses has readinto(buf) (None: nothing yet, 0: closed),
+# write(buf, off, n) (None or bytes taken) and close(), as MicroPython's
+# sockets and TLS sockets do. `opener` (an async function (host, port, ssl,
+# server_hostname) -> such a socket) replaces the board's own, open_socket
+# below: the host tests run the link on CPython with one of theirs.
 
 import asyncio
 import time
@@ -93,23 +99,21 @@ class Client:
 
     def __init__(self, client_id, host, port, keepalive_s=30, ssl=None, server_hostname=None,
                  user=None, password=None, will_topic=None, will_msg=None, connect_ms=10000,
-                 tx_size=1120, rx_size=160, ticks_ms=None):
+                 tx_size=1120, rx_size=160, ticks_ms=None, opener=None):
         if keepalive_s <= 0:
             raise ValueError("keepalive must be above 0")
-        self.client_id = client_id
         self.host = host
         self.port = port
         self.ssl = ssl
         self.server_hostname = server_hostname
-        self.user = user
-        self.password = password
-        self.will_topic = will_topic
-        self.will_msg = will_msg
-        self.keepalive_s = keepalive_s
         self.ka_ms = keepalive_s * 1000
         self.connect_ms = connect_ms
         self.ticks = ticks_ms or _now
+        self.opener = opener or open_socket
         self.tx = bytearray(tx_size)
+        # CONNECT is the same at every connection: made once.
+        self._hello = bytes(memoryview(self.tx)[:mqtt.connect(
+            self.tx, client_id, keepalive_s, will_topic, will_msg, user, password)])
         self.parser = mqtt.Parser(rx_size)
         self._ack = bytearray(4)
         self._acks = [0] * _ACKS  # PUBACKs owed
@@ -121,16 +125,14 @@ class Client:
         self.sub_pid = 0
         self.subscribed = False
         self.session = False  # CONNACK's session present
-        self.writes = 0  # calls to the socket's write
+        self.packets = 0  # packets sent
+        self.writes = 0  # calls to the socket's write (one per packet but for partial writes)
         self.t0 = 0  # when the state began
         self.last_rx = 0
         self.last_tx = 0
         self._ping = 0
-        self._r = None
-        self._w = None
-        self._sock = None  # MicroPython: the (TLS) socket under the stream
+        self._sock = None
         self._opener = None
-        self._reader = None
         self._pbuf = None  # a packet partly written: its buffer, offset, bytes left
         self._poff = 0
         self._pend = 0
@@ -157,48 +159,38 @@ class Client:
 
     async def _open(self):
         try:
-            if self.ssl is not None:
-                r, w = await asyncio.open_connection(self.host, self.port, ssl=self.ssl,
-                                                     server_hostname=self.server_hostname)
-            else:
-                r, w = await asyncio.open_connection(self.host, self.port)
+            sock = await self.opener(self.host, self.port, self.ssl,
+                                     self.server_hostname or self.host)
         except Exception as e:  # noqa: BLE001 - every fault is the link's, never the table's
             self._fail_exc(e)
+            self._opener = None
             return
         if self.state != OPENING:  # closed meanwhile
-            _close(w, getattr(w, "s", None))
+            _close(sock)
             return
-        self._r = r
-        self._w = w
-        self._sock = getattr(w, "s", None)
+        self._opener = None  # done: its task and frame are garbage now
+        self._sock = sock
         now = self.ticks()
         self.last_rx = now
         self._ping = now
-        self._reader = asyncio.create_task(self._read())
         self._connect(now)
 
     def _connect(self, now):
-        t = self.tx
-        n = mqtt.connect(t, self.client_id, self.keepalive_s, self.will_topic, self.will_msg,
-                         self.user, self.password)
         self.state = CONNECTING
         self.t0 = now
-        self.send(t, 0, n, now)
+        self.send(self._hello, 0, len(self._hello), now)
 
     def close(self):
         """Drop the connection (any state -> DOWN); keeps fault/detail."""
-        for t in (self._reader, self._opener):
-            if t is not None and not t.done():
-                try:
-                    t.cancel()
-                except Exception:  # noqa: BLE001, S110 - a task that just ended
-                    pass
-        self._reader = None
+        t = self._opener
         self._opener = None
-        if self._w is not None:
-            _close(self._w, self._sock)
-        self._r = None
-        self._w = None
+        if t is not None and not t.done():
+            try:
+                t.cancel()
+            except Exception:  # noqa: BLE001, S110 - a task that just ended
+                pass
+        if self._sock is not None:
+            _close(self._sock)
         self._sock = None
         self._pend = 0
         self._pbuf = None
@@ -227,20 +219,17 @@ class Client:
         """Write buf[off:off + n], one packet, at once; what the socket does
         not take goes out at the next polls (buf must stay as it is until
         ready()). False if it cannot be sent now, or on a fault."""
-        if self._pend or self._w is None or self.state == FAILED:
+        s = self._sock
+        if self._pend or s is None or self.state == FAILED:
             return False
         try:
-            s = self._sock
-            if s is not None:
-                r = s.write(buf, off, n)
-                if r is None:
-                    r = 0
-            else:
-                self._w.write(bytes(buf[off:off + n]))
-                r = n
+            r = s.write(buf, off, n)
         except Exception as e:  # noqa: BLE001
             self._fail_exc(e)
             return False
+        if r is None:
+            r = 0
+        self.packets += 1
         self.writes += 1
         self.last_tx = now
         if r < n:
@@ -285,7 +274,13 @@ class Client:
         """Progress the connection: pending writes, PUBACKs owed, deadlines,
         keepalive. Returns the state."""
         st = self.state
-        if st == DOWN or st == FAILED:
+        if st == DOWN or st == FAILED or st == OPENING and self._sock is None:
+            if st == OPENING and time.ticks_diff(now, self.t0) > self.connect_ms:
+                self._fail(L_TIMEOUT, st)
+            return self.state
+        self._pull(now)
+        st = self.state
+        if st == FAILED:
             return st
         if self._pend:
             self._flush(now)
@@ -298,11 +293,9 @@ class Client:
                 self._fail(L_DEAD)
                 return FAILED
         if st == UP and not self._pend:
-            while self._nacks:
+            while self._nacks and not self._pend:
                 self._nacks -= 1
-                if not self.send(self._ack, 0, mqtt.puback(self._ack, self._acks[self._nacks]),
-                                 now):
-                    break
+                self.send(self._ack, 0, mqtt.puback(self._ack, self._acks[self._nacks]), now)
             # A ping when the line has been quiet, either way, for half a
             # keepalive; at most one per half keepalive.
             half = self.ka_ms // 2
@@ -315,44 +308,37 @@ class Client:
 
     # ---- reading ------------------------------------------------------------
 
-    async def _read(self):
+    def _pull(self, now):
+        # Everything the socket holds now, packet by packet.
         p = self.parser
-        r = self._r
-        if r is None:
-            return
-        raw = self._sock is not None
-        try:
-            while True:
-                if raw:
-                    n = await r.readinto(p.space())
-                    if n is None:
-                        continue  # nothing yet (a TLS record in progress)
+        s = self._sock
+        while s is not None:
+            try:
+                n = s.readinto(p.space())
+            except Exception as e:  # noqa: BLE001
+                self._fail_exc(e)
+                return
+            if n is None:
+                return  # nothing more now
+            if not n:
+                if p.have:
+                    self._fail(L_PROTOCOL, _TRUNCATED)  # closed inside a packet
                 else:
-                    data = await r.read(len(p.buf) - p.have)
-                    n = len(data)
-                    p.buf[p.have:p.have + n] = data
-                if not n:
-                    if p.have:
-                        self._fail(L_PROTOCOL, _TRUNCATED)
-                    else:
-                        self._fail(L_CLOSED)
+                    self._fail(L_CLOSED)
+                return
+            p.have += n
+            self.last_rx = now
+            while True:
+                k = p.next()
+                if not k:
+                    break
+                if k < 0:
+                    self._fail(L_PROTOCOL, -k)
                     return
-                p.have += n
-                now = self.ticks()
-                self.last_rx = now
-                while self.state != FAILED:
-                    k = p.next()
-                    if not k:
-                        break
-                    if k < 0:
-                        self._fail(L_PROTOCOL, -k)
-                        return
-                    self._take(k, p, now)
-                    p.drop()
+                self._take(k, p, now)
                 if self.state == FAILED:
                     return
-        except Exception as e:  # noqa: BLE001
-            self._fail_exc(e)
+                p.drop()
 
     def _take(self, k, p, now):
         buf = p.buf
@@ -389,14 +375,27 @@ class Client:
         # PINGRESP: last_rx is all it is for
 
 
-def _close(w, sock):
+def _close(sock):
     try:
-        if sock is not None:
-            sock.close()  # MicroPython: the stream's close() does nothing
-        else:
-            w.close()
+        sock.close()
     except Exception:  # noqa: BLE001, S110 - closing a broken connection
         pass
+
+
+async def open_socket(host, port, ssl, server_hostname):
+    """The board's connection: TCP through asyncio.open_connection (the
+    virtual board's simulated network routes it), TCP_NODELAY, then TLS
+    over it when ssl (an SSLContext) is given; the non-blocking socket."""
+    r, w = await asyncio.open_connection(host, port)
+    s = w.s  # type: ignore[attr-defined]  # MicroPython's Stream
+    try:
+        s.setsockopt(6, 1, 1)  # IPPROTO_TCP, TCP_NODELAY (the same numbers in lwIP)
+    except (OSError, AttributeError):
+        pass
+    if ssl is not None:
+        s = ssl.wrap_socket(s, server_hostname=server_hostname, do_handshake_on_connect=False)
+        s.setblocking(False)
+    return s
 
 
 def tls_context(ca, cert, key):

@@ -26,13 +26,14 @@
 #       Copy into buf[0:n] whole journal records, in journal order, with
 #       sequence numbers above seq and increasing, as many as fit in `limit`
 #       bytes, but always the first one (len(buf) is at least the largest
-#       record, sicbo.journal.MAX_LEN); 0 when there is none. Records
+#       record the table writes: Link's `largest`, by default
+#       sicbo.records.MAX_LEN); 0 when there is none. Records
 #       rotated away are skipped (the floor sees the gap). Called only from
 #       the link's task; buf is the link's own.
 #   source.last_seq() -> the journal's last sequence number (0: none).
 # and the controller calls link.journaled() after each append (the link
 # then looks for new records at once; it also looks every second).
-# JournalSource below implements it over device/journal_store.py.
+# device/journal_store.py (JournalStore.read_after, last) is the table's.
 
 import asyncio
 import os
@@ -42,13 +43,14 @@ from micropython import const
 
 from link import client as C
 from link import mqtt
-from sicbo.journal import MAX_LEN, u32, valid_at
+from sicbo import records as R
+from sicbo.journal import u32
 
 _LOOK_MS = const(1000)  # records are looked for at least this often
 _WIFI_MS = const(1000)  # the Wi-Fi is checked this often while connected
 _MAX_WINDOW = const(8)
 
-# Counters (Link.counts[i]; names in Link.COUNTERS)
+# Counters: Link.counts[i] (their names, for the host: tests/logic/linkkit.COUNTERS)
 _C_PUBLISHED = const(0)  # journal publishes sent (batches)
 _C_RESENT = const(1)  # publishes sent again with DUP after a reconnection
 _C_GOBACK = const(2)  # go-backs to the cursor (the ack did not move)
@@ -103,14 +105,12 @@ def write_cursor(path, value):
 
 
 class Link(C.Client):
-    COUNTERS = ("published", "resent", "gobacks", "acks", "beyond", "garbage", "foreign",
-                "stray_pubacks", "failures", "protocol_errors", "save_errors", "status")
-
     def __init__(self, source, site, table, host, port, cursor_path, ssl=None,
                  server_hostname=None, password=None, status=None, up=None, down=None,
                  alive=None, wifi=None, keepalive_s=30, window=4, batch=512,
                  ack_wait_ms=30000, save_ms=2000, tick_ms=20, backoff_ms=1000,
-                 backoff_max_ms=60000, connect_ms=10000, ticks_ms=None):
+                 backoff_max_ms=60000, connect_ms=10000, ticks_ms=None, opener=None,
+                 largest=R.MAX_LEN):
         if not 1 <= window <= _MAX_WINDOW:
             raise ValueError("window must be 1..8")
         tid = table.encode()
@@ -122,7 +122,9 @@ class Link(C.Client):
         # A TLS client is known by its certificate; a plain one by its password.
         C.Client.__init__(self, tid, host, port, keepalive_s, ssl, server_hostname,
                           None if ssl is not None else tid, password, self.t_status,
-                          b'{"online": false}', connect_ms, self._at + MAX_LEN, 160, ticks_ms)
+                          b'{"online": false}', connect_ms,
+                          self._at + (batch if batch > largest else largest), 160, ticks_ms,
+                          opener)
         self._payload = memoryview(self.tx)[self._at:]
         self.source = source
         self.cursor_path = cursor_path
@@ -139,12 +141,10 @@ class Link(C.Client):
         self.backoff_ms = backoff_ms
         self.backoff_max_ms = backoff_max_ms
         self.counts = [0] * _NC
-        # In flight (sent, no PUBACK yet), oldest first: packet id, the
-        # sequence number the batch follows, its last one, its bytes.
-        self._pids = [0] * window
-        self._after = [0] * window
-        self._last = [0] * window
-        self._bytes = [0] * window
+        # In flight (sent, no PUBACK yet), oldest first, 4 numbers each:
+        # packet id, the sequence number the batch follows, its last one,
+        # its bytes.
+        self._win = [0] * (4 * window)
         self._n = 0
         self._redo = 0  # in-flight publishes still to send again (DUP)
         cur = read_cursor(cursor_path)
@@ -155,6 +155,8 @@ class Link(C.Client):
         self.top = cur  # the highest sequence number sent
         self._saved = cur
         self._next = cur  # the next batch follows this sequence number
+        self.skipped = 0  # the first record the journal holds after the cursor, when not cursor + 1
+        self.code = ""  # the running code's identity, for the status (its owner sets it)
         self._more = True
         self._status_due = True
         self._sub_due = True
@@ -168,6 +170,7 @@ class Link(C.Client):
         self._delay = backoff_ms
         self._up_t = now
         self._told_down = False
+        self._nowifi_t = -1  # when the Wi-Fi was found not up (-1: it is)
         self.is_up = False
 
     # ---- the controller's side ----------------------------------------------
@@ -181,15 +184,10 @@ class Link(C.Client):
         self._status_due = True
 
     def stats(self):
-        d = {}
-        for i in range(_NC):
-            d[self.COUNTERS[i]] = self.counts[i]
-        d["cursor"] = self.cursor
-        d["sent"] = self.top
-        d["in_flight"] = self._n
-        d["writes"] = self.writes
-        d["up"] = self.is_up
-        return d
+        """(counts, cursor, last sent, in flight, writes, packets, up): the
+        counters' names are C_* above (host_tools and the tests name them)."""
+        return (self.counts, self.cursor, self.top, self._n, self.writes, self.packets,
+                self.is_up)
 
     # ---- the task -------------------------------------------------------------
 
@@ -200,18 +198,22 @@ class Link(C.Client):
         finally:
             self.close()  # cancelled (a clean stop)
 
+    def tick(self, now):
+        """One pass with its faults contained (the controller's link task):
+        returns the ms until the next."""
+        try:
+            return self.step(now)
+        except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
+            try:
+                code, detail = C.fault_of(e, self.ssl is not None)
+                self._lost(now, code, detail)
+            except Exception:  # noqa: BLE001, S110 - out of memory even for that
+                pass
+            return self.tick_ms
+
     async def _run(self, sleep_ms):
         while True:
-            now = self.ticks()
-            try:
-                wait = self.step(now)
-            except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
-                wait = self.tick_ms
-                try:
-                    code, detail = C.fault_of(e, self.ssl is not None)
-                    self._lost(now, code, detail)
-                except Exception:  # noqa: BLE001, S110 - out of memory even for that
-                    pass
+            wait = self.tick(self.ticks())
             if self.alive is not None:
                 self.alive()
             if sleep_ms is not None:
@@ -228,8 +230,15 @@ class Link(C.Client):
                 return left if left < 200 else 200
             w = self.wifi
             if w is not None and not w.up(now):
-                self._lost(now, C.L_NETWORK, w.status())
+                # Associating takes seconds: an outage only past connect_ms.
+                if self._nowifi_t < 0:
+                    self._nowifi_t = now
+                if time.ticks_diff(now, self._nowifi_t) < self.connect_ms:
+                    self._retry_t = time.ticks_add(now, 100)
+                else:
+                    self._lost(now, C.L_NETWORK, w.status())
                 return self.tick_ms
+            self._nowifi_t = -1
             self.open(now)
             return self.tick_ms
         st = self.poll(now)
@@ -314,7 +323,7 @@ class Link(C.Client):
             if pid == self._status_pid:
                 continue
             for i in range(self._n):
-                if self._pids[i] == pid:
+                if self._win[4 * i] == pid:
                     break
             else:
                 return pid
@@ -338,12 +347,12 @@ class Link(C.Client):
 
     def _resend(self, now):
         i = self._redo
-        n = self._bytes[i]
-        got = self.source.read_after(self._after[i], self._payload, n)
-        if got != n or _last_seq_of(self.tx, self._at, got) != self._last[i]:
+        n = self._win[4 * i + 3]
+        got = self.source.read_after(self._win[4 * i + 1], self._payload, n)
+        if got != n or _last_seq_of(self.tx, self._at, got) != self._win[4 * i + 2]:
             self._drop(i)  # rotated away meanwhile: nothing to send again
             return
-        start = mqtt.publish(self.tx, self._at, n, self.t_journal, self._pids[i], False, True)
+        start = mqtt.publish(self.tx, self._at, n, self.t_journal, self._win[4 * i], False, True)
         if self.send(self.tx, start, self._at + n - start, now):
             self._redo = i + 1
             self.counts[_C_RESENT] += 1
@@ -351,24 +360,33 @@ class Link(C.Client):
     def _send_next(self, now):
         nxt = self._next
         for i in range(self._n):
-            if self._after[i] == nxt:
-                self._next = self._last[i]  # that batch is in flight already
+            if self._win[4 * i + 1] == nxt:
+                self._next = self._win[4 * i + 2]  # that batch is in flight already
                 return
         self._look_t = now
         n = self.source.read_after(nxt, self._payload, self.batch)
         if n <= 0:
             self._more = False
             return
+        if nxt == self.cursor:
+            # Records after the cursor that the journal does not hold (a
+            # corrupt stretch): the status says so, so that the floor can
+            # acknowledge past them (docs/floor.md, `missing`).
+            first = u32(self.tx, self._at + 4)
+            skipped = first if first > nxt + 1 else 0
+            if skipped != self.skipped:
+                self.skipped = skipped
+                self._status_due = True
         last = _last_seq_of(self.tx, self._at, n)
         pid = self._pid()
         start = mqtt.publish(self.tx, self._at, n, self.t_journal, pid, False, False)
         if not self.send(self.tx, start, self._at + n - start, now):
             return
         i = self._n
-        self._pids[i] = pid
-        self._after[i] = nxt
-        self._last[i] = last
-        self._bytes[i] = n
+        self._win[4 * i] = pid
+        self._win[4 * i + 1] = nxt
+        self._win[4 * i + 2] = last
+        self._win[4 * i + 3] = n
         self._n = i + 1
         self._redo = self._n  # a new publish is not one to send again
         if self.cursor == self.top:
@@ -379,12 +397,10 @@ class Link(C.Client):
         self.counts[_C_PUBLISHED] += 1
 
     def _drop(self, i):
+        w = self._win
         n = self._n - 1
-        for j in range(i, n):
-            self._pids[j] = self._pids[j + 1]
-            self._after[j] = self._after[j + 1]
-            self._last[j] = self._last[j + 1]
-            self._bytes[j] = self._bytes[j + 1]
+        for j in range(4 * i, 4 * n):
+            w[j] = w[j + 4]
         self._n = n
         if i < self._redo:
             self._redo -= 1
@@ -393,7 +409,7 @@ class Link(C.Client):
 
     def got_puback(self, pid, now):
         for i in range(self._n):
-            if self._pids[i] == pid:
+            if self._win[4 * i] == pid:
                 self._drop(i)
                 return
         if pid and pid == self._status_pid:
@@ -430,104 +446,3 @@ class Link(C.Client):
         """Persist the cursor now (a clean stop)."""
         self._save_t = time.ticks_add(self.ticks(), -self.save_ms)
         self._save(self.ticks())
-
-
-class JournalSource:
-    """The link's source over device/journal_store.py's JournalStore (read
-    only: its segment list and files). last_seq: a callable giving the
-    journal's last sequence number (the round machine knows it)."""
-
-    def __init__(self, store, last_seq):
-        self.store = store
-        self._last_seq = last_seq
-        # Where the first record after _seq starts: segment _n, offset _off
-        # (its file _f, open while there is more to read in it).
-        self._n = -1
-        self._f = None
-        self._off = 0
-        self._seq = -1
-
-    def last_seq(self):
-        return self._last_seq()
-
-    def close(self):
-        if self._f is not None:
-            self._f.close()
-            self._f = None
-
-    def _has(self, n):
-        for s in self.store.segs:
-            if s[0] == n:
-                return True
-        return False
-
-    def _start(self, seq):
-        # The newest segment whose first record is at or below seq + 1: the
-        # records after seq start there or later (else the oldest segment).
-        self.close()
-        segs = self.store.segs
-        n = segs[0][0] if segs else -1
-        for s in segs:
-            if 0 < s[1] <= seq + 1:
-                n = s[0]
-        self._n = n
-        self._off = 0
-        self._seq = seq
-
-    def _after(self, n):
-        for s in self.store.segs:
-            if s[0] > n:
-                return s[0]
-        return -1
-
-    def read_after(self, seq, buf, limit):
-        if seq != self._seq or not self._has(self._n):
-            self._start(seq)
-        size = len(buf)
-        while True:
-            if self._f is None and self._n >= 0:
-                try:
-                    self._f = open(self.store.path(self._n), "rb")
-                except OSError:
-                    pass  # rotated away: the next segment
-            got = 0
-            if self._f is not None:
-                self._f.seek(self._off)
-                got = self._f.readinto(buf) or 0
-            if not got:
-                nxt = self._after(self._n)
-                self.close()  # at the end of the newest: reopened next time, to
-                if nxt < 0:  # see what was appended since
-                    return 0
-                self._n = nxt
-                self._off = 0
-                continue
-            # Skip what is not a record after seq: older records, damage.
-            o = 0
-            while o < got:
-                k = valid_at(buf, o, got)
-                if k:
-                    if u32(buf, o + 4) > seq:
-                        break
-                    o += k
-                elif got == size and got - o < MAX_LEN:
-                    break  # perhaps a record cut by the buffer's end
-                else:
-                    o += 1
-            if o:
-                self._off += o
-                continue  # read again, that record first in buf
-            out = 0
-            last = seq
-            while out < got:
-                k = valid_at(buf, out, got)
-                if not k or (out and out + k > limit):
-                    break
-                s = u32(buf, out + 4)
-                if s <= last:
-                    break
-                last = s
-                out += k
-            self._off += out
-            self._seq = last
-            return out

@@ -240,7 +240,7 @@ def sd_w(path, mode, data):
 def sd_commit(text):
     """Hashes every file the new manifest lists; only if all match, writes
     /manifest.json (last) and removes /manifest.prev. Prints the paths that
-    did not match (SICBO-VERIFY)."""
+    did not match (SICBO-VERIFY), and returns them."""
     files = json.loads(text)["files"]
     bad = [p for p in files if sd_hash("/" + p) != files[p]]
     if not bad:
@@ -252,3 +252,4 @@ def sd_commit(text):
         except OSError:
             pass
     print("SICBO-VERIFY", repr(bad))
+    return bad

@@ -34,7 +34,13 @@ SPI_IDS = (1, 2)  # HSPI, VSPI
 UART_IDS = (1, 2)  # UART0 is the REPL
 
 _FIELDS = ("name", "description", "mcu", "inputs", "outputs", "lamps", "reader",
-           "timers", "timings", "keys", "strapping_ok")
+           "timers", "timings", "keys", "strapping_ok", "floor")
+# The floor link (docs/floor.md): the site and the table's id on it, the
+# broker, and the Wi-Fi network's name. Secrets (the Wi-Fi key, the table's
+# TLS key or password) are files of their own, never in this file.
+_FLOOR_FIELDS = ("site", "table", "broker", "port", "tls", "server_name", "keepalive_s",
+                 "wifi")
+_ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _KEYS_FIELDS = ("bus", "load", "chips", "invert", "bits", "high", "low")
 KEY_BUSES = ("hc165",)
 _KEYS_WHAT = "bus hc165, load, chips, invert, bits, high, low"
@@ -308,6 +314,40 @@ def _parse_reader(pins, obj):
     return {"uart": uart, "tx": tx, "rx": rx, "baudrate": baud}
 
 
+def _floor_id(obj, key):
+    v = obj.get(key)
+    field = "floor." + key
+    if not isinstance(v, str) or not 1 <= len(v) <= 32:
+        raise ConfigError(field, "must be 1 to 32 characters of A-Z a-z 0-9 _ -, got %r" % (v,))
+    for ch in v:
+        if ch not in _ID_CHARS:
+            raise ConfigError(field, "%r: only A-Z a-z 0-9 _ - (it is part of MQTT topics)"
+                              % (v,))
+    return v
+
+
+def _parse_floor(obj):
+    _need_obj(obj, "floor", "site, table, broker, port, tls, server_name, keepalive_s, wifi")
+    _known(obj, "floor", _FLOOR_FIELDS)
+    site = _floor_id(obj, "site")
+    table = _floor_id(obj, "table")
+    broker = obj.get("broker")
+    if not isinstance(broker, str) or not broker or len(broker) > 253:
+        raise ConfigError("floor.broker", "must be the broker's address (an IP address is "
+                          "best: a name costs a lookup at every connection), got %r" % (broker,))
+    tls = _bool(obj, "tls", "floor")
+    port = _int_in(obj, "port", "floor.port", 1, 65535, 8883 if tls else 1883)
+    name = obj.get("server_name", broker)
+    if not isinstance(name, str) or not name:
+        raise ConfigError("floor.server_name", "must be the name on the broker's certificate")
+    keepalive = _int_in(obj, "keepalive_s", "floor.keepalive_s", 5, 600, 30)
+    wifi = obj.get("wifi")
+    if wifi is not None and (not isinstance(wifi, str) or not 1 <= len(wifi) <= 32):
+        raise ConfigError("floor.wifi", "must be the Wi-Fi network's name (1 to 32 characters)")
+    return {"site": site, "table": table, "broker": broker, "port": port, "tls": tls,
+            "server_name": name, "keepalive_s": keepalive, "wifi": wifi}
+
+
 def _parse_timers(obj, outputs):
     if obj is None:
         obj = _DEFAULT_TIMERS
@@ -408,6 +448,7 @@ def parse_board(obj):
     reader = _parse_reader(pins, obj["reader"]) if obj.get("reader") is not None else None
     timers = _parse_timers(obj.get("timers"), outputs)
     timings = _parse_timings(obj.get("timings"))
+    floor = _parse_floor(obj["floor"]) if obj.get("floor") is not None else None
     for pin in sorted(pins.ok):
         if pin not in pins.excused:
             raise ConfigError("strapping_ok.%d" % pin, "no input on GPIO%d" % pin)
@@ -421,6 +462,7 @@ def parse_board(obj):
     b.reader = reader
     b.timers = timers
     b.timings = timings
+    b.floor = floor
     b.pins = pins.used
     b.warnings = pins.warnings
     return b

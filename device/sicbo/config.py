@@ -24,7 +24,13 @@ _REQUIRED_KILLS = ("SMALL", "BIG")
 _WORKING_DAYS_NOTICE = 3
 
 _FIELDS = ("name", "edition", "shaker", "offered", "odds", "triple_kills",
-           "lamp_order", "void_policy", "resume_policy", "approval")
+           "lamp_order", "void_policy", "resume_policy", "approval", "floor")
+# The floor link's backlog: the rounds' worth of flash kept for records the
+# floor has not acknowledged, and what happens past it: keep playing (the
+# oldest unacknowledged records go; the floor sees the gap), or stop taking
+# new rounds until the floor acknowledges.
+WHEN_FULL = ("keep_playing", "stop_new_rounds")
+_FLOOR_FIELDS = ("backlog_rounds", "when_full")
 _REQUIRED = ("name", "edition", "shaker", "offered", "lamp_order", "approval")
 _APPROVAL_FIELDS = ("reference", "applied", "effective", "holidays")
 
@@ -231,6 +237,23 @@ def parse_table(obj):
                           "withdrawn; allowed: bets_stay")
     cfg.resume_policy = _choice(obj, "resume_policy", RESUME_POLICIES, "void")
     cfg.approval = _parse_approval(obj["approval"])
+    floor = obj.get("floor", {})
+    if not isinstance(floor, dict):
+        raise ConfigError("floor", "must be an object (backlog_rounds, when_full)")
+    for key in sorted(floor):
+        if key not in _FLOOR_FIELDS:
+            raise ConfigError("floor." + key_name(key), "unknown field; allowed: %s"
+                              % _choices(_FLOOR_FIELDS))
+    rounds = floor.get("backlog_rounds", 1000)
+    if not _is_int(rounds) or not 10 <= rounds <= 100000:
+        raise ConfigError("floor.backlog_rounds", "must be an integer from 10 to 100000 "
+                          "(rounds' worth of flash kept for the floor), got %r" % (rounds,))
+    cfg.backlog_rounds = rounds
+    when = floor.get("when_full", "keep_playing")
+    if when not in WHEN_FULL:
+        raise ConfigError("floor.when_full", "must be one of %s, got %r"
+                          % (_choices(WHEN_FULL), when))
+    cfg.when_full = when
     cfg.name = name
     cfg.edition = edition
     cfg.shaker = shaker

@@ -23,6 +23,10 @@ EV_SUPERVISOR_ON = const(13)  # key switch turned on
 EV_SUPERVISOR_OFF = const(14)
 EV_TIMER = const(15)  # the machine's timer (RoundMachine.timer_on, deadline) is due
 EV_FAULT = const(16)  # arg: sensor id S_* that chattered beyond its limit
+EV_BACKLOG = const(17)  # the floor's backlog: arg BACKLOG_* (the journal store's budget)
+BACKLOG_ROOM = const(0)  # within its budget
+BACKLOG_FULL = const(1)  # at its budget: the oldest unacknowledged records go
+BACKLOG_STOP = const(2)  # at its budget, kept: no new round until the floor acknowledges
 # Dice from the optional reader come through RoundMachine.reader_dice().
 
 # Sensor ids (EV_FAULT argument, alarm detail).
@@ -144,4 +148,5 @@ R_POWER_CUT = const(49)
 R_SAME_RESULT = const(50)
 R_READER_MISMATCH = const(51)
 R_DAMAGE = const(52)  # detail: damaged records found (at most 255)
-R_LAST = const(52)
+R_BACKLOG_FULL = const(53)  # the floor's backlog is at its flash budget; detail: 1 new rounds stop
+R_LAST = const(53)

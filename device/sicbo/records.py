@@ -63,14 +63,15 @@ J_CONFIG = const(19)
 J_DIAG = const(20)
 J_FAULT = const(21)
 J_DAMAGE = const(22)
+J_LINK = const(23)
 # Technician access (ACCESS below): each its own record.
-J_REPL = const(23)
-J_CLOCK = const(24)
-J_CLOCK_MOVED = const(25)
-J_DEPLOY = const(26)
-J_VERIFY = const(27)
-J_RECOVERY = const(28)
-J_LAST = const(28)  # the highest record type
+J_REPL = const(24)
+J_CLOCK = const(25)
+J_CLOCK_MOVED = const(26)
+J_DEPLOY = const(27)
+J_VERIFY = const(28)
+J_RECOVERY = const(29)
+J_LAST = const(29)  # the highest record type
 
 # ---- Payload fields: offsets from the payload's start ------------------------
 P_CAUSE = const(0)  # J_BOOT: the board's machine.reset_cause()
@@ -99,13 +100,17 @@ P_LATE = const(3)  # J_FAULT: 1 for a fault of an earlier boot, journaled by a l
 P_BAD = const(0)  # J_DAMAGE: E.BAD_* of the damaged record
 P_BAD_TYPE = const(1)  # J_DAMAGE: its type
 P_BAD_SEQ = const(2)  # J_DAMAGE: its sequence number (u32)
+P_LINK = const(0)  # J_LINK: LINK_DOWN or LINK_UP
+P_LINK_FAULT = const(1)  # J_LINK down: why (the L_* codes of device/link/client.py)
+P_LINK_DETAIL = const(2)  # J_LINK down: an errno, a CONNACK code, ... (u16)
+P_LINK_SEQ = const(4)  # J_LINK up: the sequence number the floor had acknowledged (u32)
 # Technician access. J_REPL: the app stopped into the REPL (Ctrl-C, mpremote).
 P_STOP_WHILE = const(0)  # STOP_*
 P_STOP_STAGE = const(1)  # the start-up stage (F_* of sicbo.events) of a STOP_STARTUP
 # J_CLOCK: the RTC set through the firmware (access.set_clock: sicbo deploy,
 # sicbo diag); J_CLOCK_MOVED: the boot found the RTC before the journal's
-# last wall-clock time, or set while the journal's last record had none.
-# Seconds since 2000-01-01 UTC (u32), 0: not set.
+# last wall-clock time (set back by hand). Seconds since 2000-01-01 UTC
+# (u32), 0: not set.
 P_CLOCK_OLD = const(0)  # J_CLOCK: before; J_CLOCK_MOVED: the journal's last time
 P_CLOCK_NEW = const(4)  # J_CLOCK: after; J_CLOCK_MOVED: the RTC at boot
 # J_DEPLOY (its payload is not fixed: DEPLOY_HEAD bytes, then the files):
@@ -151,6 +156,8 @@ SOURCE_DEALER = const(0)
 SOURCE_SUPERVISOR = const(1)  # the supervisor's decision of a hold
 POLICY_BETS_STAY = const(0)
 POLICY_PLAYERS_CHOOSE = const(1)
+LINK_DOWN = const(1)  # the floor link was lost (once per outage, not per retry)
+LINK_UP = const(2)  # connected again
 STOP_RUNNING = const(1)  # J_REPL: the table was running
 STOP_STARTUP = const(2)  # J_REPL: during start-up (P_STOP_STAGE says where)
 CODE_FILES = const(1)  # J_DEPLOY: code deployed as files
@@ -161,8 +168,8 @@ CHECK_PARTITION = const(2)  # J_VERIFY: those and the running application partit
 # ---- The declarations ---------------------------------------------------------
 # A field: (name, offset, size, kind, lo, hi, names). kind: "code" (a byte;
 # lo..hi is what the type allows, `names` the sicbo.texts table that names
-# it), "dice" (size dice, each 1..6), "byte", "bytes", "u32", "wall" (a u32
-# of seconds since 2000-01-01 UTC, 0 for none), "text" (UTF-8 to the end of
+# it), "dice" (size dice, each 1..6), "byte", "bytes", "u16", "u32", "wall" (a
+# u32 of seconds since 2000-01-01 UTC, 0 for none), "text" (UTF-8 to the end of
 # a payload that is not fixed, VARIABLE). A record type:
 # (code, name, fields, follows, meter, text): `follows` the round states
 # (ST_* of sicbo.events) a record of this type may follow, ALWAYS for any;
@@ -173,7 +180,7 @@ ALWAYS = (E.ST_IDLE, E.ST_SHAKING, E.ST_OPEN, E.ST_CLOSED, E.ST_RESULT, E.ST_PAY
 _MESSAGE = (E.R_COVER_NOT_ON, E.R_LAST)  # the codes of alarms, violations, refusals
 
 RECORD_TYPES = (
-    (J_BOOT, "boot", (("reset_cause", P_CAUSE, 1, "byte", 0, 255, "RESET_CAUSES"),),
+    (J_BOOT, "boot", (("reset", P_CAUSE, 1, "byte", 0, 255, "RESET_NAMES"),),
      ALWAYS, None, "the controller started (boot count in the header)"),
     (J_ROUND, "round", (("shaker", P_SHAKER, 1, "code", 0, 2, "SHAKER_NAMES"),),
      ALWAYS, "rounds", "a round started: the shake"),
@@ -219,8 +226,8 @@ RECORD_TYPES = (
     (J_DIAG, "diag", (("test", P_TEST, 1, "code", 1, E.D_LAST, "DIAG_NAMES"),
                       ("detail", P_TEST_DETAIL, 1, "byte", 0, 255, None)),
      ALWAYS, None, "a technician's test from diag"),
-    (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "STAGE_NAMES"),
-                        ("kind", P_KIND, 1, "byte", 0, 255, "KIND_NAMES"),
+    (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "FAULT_STAGES"),
+                        ("kind", P_KIND, 1, "byte", 0, 255, "FAULT_KINDS"),
                         ("detail", P_FAULT_DETAIL, 1, "byte", 0, 255, None),
                         ("late", P_LATE, 1, "code", 0, 1, None)),
      ALWAYS, None, "a contained fault"),
@@ -228,16 +235,21 @@ RECORD_TYPES = (
                           ("type", P_BAD_TYPE, 1, "byte", 0, 255, None),
                           ("seq", P_BAD_SEQ, 4, "u32", 0, 0, None)),
      ALWAYS, None, "a damaged record found at boot"),
+    (J_LINK, "link", (("event", P_LINK, 1, "code", LINK_DOWN, LINK_UP, "LINK_EVENTS"),
+                      ("fault", P_LINK_FAULT, 1, "byte", 0, 255, "LINK_FAULTS"),
+                      ("detail", P_LINK_DETAIL, 2, "u16", 0, 0, None),
+                      ("acked", P_LINK_SEQ, 4, "u32", 0, 0, None)),
+     ALWAYS, None, "the floor link lost, or connected again"),
     (J_REPL, "repl", (("while", P_STOP_WHILE, 1, "code", STOP_RUNNING, STOP_STARTUP,
                        "STOP_NAMES"),
-                      ("stage", P_STOP_STAGE, 1, "byte", 0, 255, "STAGE_NAMES")),
+                      ("stage", P_STOP_STAGE, 1, "byte", 0, 255, "FAULT_STAGES")),
      ALWAYS, None, "the app stopped into the REPL (Ctrl-C, mpremote)"),
     (J_CLOCK, "clock", (("old", P_CLOCK_OLD, 4, "wall", 0, 0, None),
                         ("new", P_CLOCK_NEW, 4, "wall", 0, 0, None)),
      ALWAYS, None, "the clock set (sicbo deploy, sicbo diag)"),
     (J_CLOCK_MOVED, "clock_moved", (("last", P_CLOCK_OLD, 4, "wall", 0, 0, None),
                                     ("now", P_CLOCK_NEW, 4, "wall", 0, 0, None)),
-     ALWAYS, None, "the boot found the clock moved back, or set unjournaled"),
+     ALWAYS, None, "the boot found the clock set back by hand"),
     (J_DEPLOY, "deploy", (("kind", P_DEPLOY_KIND, 1, "code", CODE_FILES, CODE_FROZEN,
                            "CODE_KIND_NAMES"),
                           ("copied", P_DEPLOY_COPIED, 1, "byte", 0, 255, None),
@@ -254,8 +266,8 @@ RECORD_TYPES = (
                           ("answer", P_VERIFY_ANSWER, ANSWER_LEN, "bytes", 0, 255, None),
                           ("by", VERIFY_HEAD, 0, "text", 0, 0, None)),
      ALWAYS, None, "the code verified on demand (sicbo verify): who asked, the seed, the answer"),
-    (J_RECOVERY, "recovery", (("reset_cause", P_RECOVERY_CAUSE, 1, "byte", 0, 255,
-                               "RESET_CAUSES"),),
+    (J_RECOVERY, "recovery", (("reset", P_RECOVERY_CAUSE, 1, "byte", 0, 255,
+                               "RESET_NAMES"),),
      ALWAYS, None, "recovery mode: the confirm key held at power-on, the app not started"),
 )
 # The record types whose payload is not fixed, with its least length: J_METERS

@@ -118,6 +118,9 @@ class RoundMachine(RoundState):
         self.levels = bytearray(S.LEVELS)
         self.timer_on = False  # the shake's end (solenoid train, electric run)
         self.deadline = 0
+        # The floor's backlog as the journal store last said (E.BACKLOG_*):
+        # at BACKLOG_STOP no new round starts (the table file's policy).
+        self.backlog = E.BACKLOG_ROOM
         # Per call.
         self._now = 0
         self._wall = None
@@ -287,6 +290,13 @@ class RoundMachine(RoundState):
             if st == E.ST_PAYING or st == E.ST_HOLD:
                 self.entry.reset()  # a supervisor's correction stops with the key
             self._show(E.M_SUPERVISOR_OFF)
+        elif ev == E.EV_BACKLOG:
+            if arg != E.BACKLOG_ROOM and self.backlog == E.BACKLOG_ROOM:
+                # At its flash budget: raised once, until there is room again.
+                self._rec(R.J_ALARM, E.R_BACKLOG_FULL, arg)
+                self._lamps()
+                self._show(E.R_BACKLOG_FULL, arg)
+            self.backlog = arg
         elif ev == E.EV_FAULT:
             self._rec(R.J_ALARM, E.R_SENSOR_FAULT, arg & 0xFF)
             if st == E.ST_SHAKING or st == E.ST_OPEN:
@@ -310,6 +320,8 @@ class RoundMachine(RoundState):
             lv = self.levels
             if self.faults:
                 self._refuse(E.R_FAULT_ACTIVE, self.faults)
+            elif self.backlog == E.BACKLOG_STOP:
+                self._refuse(E.R_BACKLOG_FULL, E.BACKLOG_STOP)
             elif not lv[S.COVER]:
                 self._refuse(E.R_COVER_NOT_ON)
             elif not (lv[S.CLASP_LEFT] and lv[S.CLASP_RIGHT]):

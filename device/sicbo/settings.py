@@ -19,6 +19,11 @@ class TableConfig:
         self.void_policy = ""
         self.resume_policy = ""
         self.approval = {}
+        # The floor link's backlog (docs/floor.md): journal records kept for
+        # the floor until it has acknowledged them, up to this many rounds'
+        # worth of flash; past it, what the table does (WHEN_FULL).
+        self.backlog_rounds = 1000
+        self.when_full = "keep_playing"
 
     def is_offered(self, area):
         return self.odds[area] != 0
@@ -43,6 +48,9 @@ class Board:
         self.reader = None  # or {"uart", "tx", "rx", "baudrate"}
         self.timers = {}  # user -> hardware timer id
         self.timings = {}  # every TIMINGS name -> int
+        # None, or the floor link: site, table, broker, port, tls,
+        # server_name, keepalive_s, wifi (sicbo/board.py)
+        self.floor = None
         self.pins = {}  # pin -> the field that uses it ("inputs.cover")
         self.warnings = []  # strings, each naming the field and the pin
 

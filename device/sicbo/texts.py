@@ -50,6 +50,8 @@ _TEXTS = (
     "alarm: reader disagrees with the confirmed result\n"  # R_READER_MISMATCH
     "alarm: damaged journal records ignored; the round is void or held for the supervisor\n"
     # R_DAMAGE
+    "alarm: the floor has not acknowledged the journal's backlog, which is at its flash budget\n"
+    # R_BACKLOG_FULL
 )
 
 # The message codes in the order of their lines in _TEXTS.
@@ -62,7 +64,7 @@ _CODES = bytes((
     E.R_DICE_RANGE, E.R_COVER_BEFORE_PAYOUT, E.R_PAYOUT_PENDING, E.R_SECOND_RESULT,
     E.R_VOID_NOT_NOW, E.R_VOID_REASON, E.R_INCOMPLETE, E.R_NEED_SUPERVISOR, E.R_SENSOR_FAULT,
     E.R_FAULT_ACTIVE, E.R_KEY_NOT_NOW, E.R_READER_ROUND, E.R_POWER_CUT, E.R_SAME_RESULT,
-    E.R_READER_MISMATCH, E.R_DAMAGE,
+    E.R_READER_MISMATCH, E.R_DAMAGE, E.R_BACKLOG_FULL,
 ))
 
 
@@ -72,7 +74,7 @@ STATE_NAMES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 J_NAMES = (
     '?', 'boot', 'round', 'open', 'bell', 'cover_off', 'result', 'correction', 'void',
     'payout', 'alarm', 'violation', 'refused', 'hold', 'reader', 'supervisor', 'resume',
-    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage', 'repl', 'clock',
+    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage', 'link', 'repl', 'clock',
     'clock_moved', 'deploy', 'verify', 'recovery',
 )
 # ---- end of generated ----
@@ -85,27 +87,28 @@ DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
 DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared", "sensors read")
+# machine.reset_cause() (J_BOOT p0): the ESP32's constants, which sim/machine.py
+# uses too (PWRON_RESET 1 .. SOFT_RESET 5); 0 when the boot was not given one.
+RESET_NAMES = ("?", "power-on", "hard reset", "watchdog reset", "deep-sleep wake",
+               "soft reset")
+# Where a contained fault happened (E.F_*) and what it was (E.K_*): J_FAULT p0, p1.
+FAULT_STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
+FAULT_KINDS = ("?", "MemoryError", "OSError", "ValueError", "other exception")
 # Where the app was when it was stopped into the REPL (J_REPL), what code a
 # deploy installed (J_DEPLOY), what a code check hashed (J_VERIFY).
 STOP_NAMES = ("?", "table running", "start-up")
 CODE_KIND_NAMES = ("?", "deployed files", "frozen firmware")
 CHECK_NAMES = ("?", "code files", "code files and partition")
-# Where a contained fault happened (E.F_*), and its kind (E.K_*).
-STAGE_NAMES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
-KIND_NAMES = ("?", "out of memory", "OS error", "bad value", "other")
-# The board's machine.reset_cause() (the ESP32 port's constants).
-RESET_CAUSES = ("unknown", "power-on", "hard reset", "watchdog", "deep sleep", "soft reset")
 SHAKER_NAMES = ("solenoid", "electric", "manual")
 SOURCE_NAMES = ("dealer", "supervisor")
 POLICY_NAMES = ("bets stay", "players choose")
 KEY_NAMES = ("off", "on")
-
-
-def name(names, code):
-    """The name of a code in a table of names, or "code N" when it has none."""
-    if 0 <= code < len(names) and names[code] != "?":
-        return names[code]
-    return "code %d" % code
+LINK_EVENTS = ("?", "down", "up")
+# Why the floor link was lost (J_LINK p1: the L_* of device/link/client.py).
+LINK_FAULTS = ("?", "no network", "broker name not found", "socket error", "TLS refused",
+               "broker refused the connection", "no answer in time", "broker went silent",
+               "broker closed the connection", "protocol error", "subscription refused",
+               "out of memory", "error")
 
 
 def text(code):

@@ -1,7 +1,10 @@
 """`sicbo console`: the board's serial console for people. The controller
 prints journal records and dealer messages compactly (host_tools/console.py);
-this shows them as text, as they come. Ctrl-C stops."""
+this shows them as text, as they come. The port is held while it runs
+(host_tools/portlock.py): deploy and diag say so instead of sharing it, and
+mpremote cannot open it. Ctrl-C stops."""
 
+import os
 import sys
 
 from host_tools.cli import UsageError
@@ -22,6 +25,8 @@ def run(args):
     import serial  # pyserial, installed with mpremote
 
     _cfg, table = load_table(args.table)
+    if "://" not in args.port and not os.path.exists(args.port):
+        raise UsageError("nothing at the port %s" % args.port)
     try:
         for text in lines(args.port):
             if args.raw:

@@ -1,10 +1,23 @@
 """`sicbo demo` (`make run`): the firmware on a virtual board, playing rounds.
 
 Starts a virtual board (the MicroPython unix port behind a pty, with the
-simulated table), deploys the firmware to it exactly as to a real board
-(`sicbo deploy`), then a scripted dealer plays rounds on the simulated table
-while the terminal shows the layout with the lit areas, the round state, the
-dice and the journal lines the board prints. Ctrl-C stops everything."""
+simulated table) on a run folder that keeps the board's files and journal
+from one run to the next, deploys the firmware to it exactly as to a real
+board (`sicbo deploy`), resets it with its clock set, and reads what the
+board itself says it is doing (its start-up line, host_tools/boardstate.py;
+then every journal record and dealer message it prints, and its lamps on the
+simulated table's control socket). A scripted dealer then does what a dealer
+would with the table as the board found it (a round cut by the last Ctrl-C:
+finish the payout, lift the cover and enter the dice, void a round cut in
+result entry, clear an alarm or resolve a hold with the supervisor key) and
+plays on. Round numbers are the board's. Where the board cannot play (out of
+service, its files refused, recovery mode) it says why in one line and what
+to type, exit status 2. Ctrl-C stops everything.
+
+Every wait is for something the board or the table does (a journal record, a
+dealer message, a lamp, the bell's output), with a generous deadline; only
+the dealer's pace between steps is a fixed pause, for people to follow.
+"""
 
 import os
 import random
@@ -16,7 +29,8 @@ import time
 
 from host_tools import REPO
 from host_tools.cli import UsageError
-from host_tools.console import lines, render
+from host_tools.console import render
+from sicbo import records as R
 
 NAME = "demo"
 HELP = "start a virtual board, deploy the firmware to it and play rounds (make run)"
@@ -36,11 +50,29 @@ LAYOUT = (
     ("four", None),  # every FOUR_ area
     ("lamps", ["PLACE_BETS", "PAYING", "VOID", "ALARM"]),
 )
+STATUS_LAMPS = ("PLACE_BETS", "PAYING", "VOID", "ALARM")
+# What the dealer gets wrong now and then (--incidents): stacked dice (a void),
+# the cover lifted before the bell (an alarm and a void), a dice reader that
+# reads other dice than the dealer entered (a hold for the supervisor).
+INCIDENTS = ("stacked", "early cover", "reader")
+# The simulated table's cover and clasps as a run leaves them, in the run
+# folder: the next run's table starts so, as a real table stays as it is
+# while its board restarts (keys and the supervisor's key are let go).
+TABLE_STATE = "table-inputs.json"
+KEPT_INPUTS = ("cover", "clasp_left", "clasp_right")
+WAIT_S = 20.0  # for the board's answer to a dealer's action (a busy machine)
+RETRY_S = 4.0  # a key the board did not answer in this time is pressed again
+PRESS_MS = 150
+# How long a dealer's finger stays up before the same key again: the board's
+# debounce (20 ms on the virtual board) must see the release.
+RELEASE_S = 0.15
+# REPL noise on the console around the reset the demo types (not the board's news).
+_REPL_NOISE = (">>>", "MicroPython ", 'Type "help()"', "raw REPL", "MPY: soft reboot")
 
 
 def add_arguments(p):
     p.add_argument("--rounds", type=int, default=0,
-                   help="stop after this many rounds (default: until Ctrl-C)")
+                   help="stop after this many whole rounds (default: until Ctrl-C)")
     p.add_argument("--folder", default=RUN, help="the virtual board's run folder")
     p.add_argument("--board", default=BOARD, help="board file (default: virtual.json)")
     p.add_argument("--table", default=TABLE, help="table file (default: macau-2004.json)")
@@ -49,39 +81,189 @@ def add_arguments(p):
     p.add_argument("--seed", type=int, help="dice of the scripted dealer (default: random)")
     p.add_argument("--pace", type=float, default=1.0,
                    help="seconds the dealer waits at each step (default 1.0)")
+    p.add_argument("--incidents", type=float, default=0.1, metavar="P",
+                   help="chance per round of an incident: stacked dice, the cover lifted "
+                        "before the bell, a dice reader that disagrees (default 0.1)")
     p.add_argument("--heap", default=None,
                    help="interpreter heap (default: the board's, host_tools/heaps.py)")
 
 
-class Console:
-    """What the board prints on its serial port, shown as it comes."""
+class Stuck(UsageError):
+    """The board did not answer a dealer's action in time."""
 
-    def __init__(self, port, out, table=None):
+
+class BoardConsole:
+    """The board's serial console, held by the demo (host_tools/portlock.py):
+    every line shown as it comes, and what they say kept for the dealer:
+
+    * `rs`: the round as the journal records printed say it, through the
+      firmware's own transition function (sicbo.roundstate.RoundState); its
+      state and round are set from each running line (`sicbo: ..., round N,
+      state S`), which tells them at every boot;
+    * `states`: every start-up line (boardstate.BoardState), in order;
+    * `messages`: every dealer message (code, detail), in order;
+    * `records`: every journal record printed.
+    """
+
+    def __init__(self, port, out, table):
+        from sicbo.roundstate import RoundState
+
         self.port = port
         self.out = out
-        self.table = table  # SettlementTable: the compact lines rendered with it
-        self.lines = []
+        self.table = table
+        self.cond = threading.Condition()
+        self.rs = RoundState()
+        self.states = []
+        self.messages = []
+        self.records = []
+        self._con = None
+        self._thread = None
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="demo-console", daemon=True)
+        self._last_d = None
+        self._reader = None  # boardstate.LineReader
 
-    def start(self):
+    # ---- the port --------------------------------------------------------------
+
+    def open(self, timeout=10.0):
+        from host_tools.boardstate import Console, LineReader
+
+        self._stop.clear()
+        self._reader = LineReader()
+        self._con = Console(self.port, "sicbo demo").open(timeout)
+        self._thread = threading.Thread(target=self._run, name="demo-console", daemon=True)
         self._thread.start()
 
-    def stop(self):
+    def close(self):
+        """Stop reading and let go of the port (deploy needs it alone)."""
         self._stop.set()
-        self._thread.join(2)
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+
+    def type(self, data):
+        """Type at the board's REPL: its answer is read after the echo."""
+        with self.cond:
+            self._reader.expect(data.decode("utf-8", "replace").strip().splitlines()[-1])
+        self._con.write(data)
 
     def _run(self):
-        import serial  # pyserial, installed with mpremote
+        import serial  # pyserial
 
         while not self._stop.is_set():
+            con = self._con
             try:
-                for text in lines(self.port, self._stop.is_set):
-                    if text.strip():
-                        self.lines.append(text)
-                        self.out("  board | " + render(text, self.table))
+                line = con.readline(0.2)
             except (OSError, serial.SerialException):
-                time.sleep(0.2)  # the port comes and goes with power cuts
+                # The port went away (a power cut on the control socket):
+                # take it again when it comes back.
+                con.close()
+                while not self._stop.is_set():
+                    try:
+                        con.open(0.5)
+                        break
+                    except (OSError, serial.SerialException, UsageError):
+                        time.sleep(0.2)
+                continue
+            if line is not None:
+                self._take(line)
+
+    def _take(self, line):
+        from sicbo import journal
+
+        with self.cond:
+            s = self._reader.feed(line)
+            if s is not None:
+                self.states.append(s)
+                if s.running and s.state is not None:
+                    self._sync(s)
+                self.cond.notify_all()
+        text = line.strip()
+        if not text or text.startswith(_REPL_NOISE):
+            return
+        shown = render(line, self.table)
+        with self.cond:
+            if line.startswith("D "):
+                parts = line.split()
+                if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                    self.messages.append((int(parts[1]), int(parts[2])))
+                if shown == self._last_d:
+                    shown = None  # the same text again: the dealer's display shows it
+                else:
+                    self._last_d = shown
+            else:
+                self._last_d = None
+            if line.startswith("J ") and not shown.endswith("(not a valid record)") \
+                    and shown != line:
+                import binascii
+
+                data = binascii.unhexlify(line[2:].strip())
+                self.records.append(journal.Record(data, 0))
+                # gap: the console does not print every record (the meters'
+                # checkpoints are written apart), so the sequence may skip.
+                self.rs.take(data, 0, True)
+            self.cond.notify_all()
+        if shown is not None:
+            self.out("  board | " + shown)
+
+    def _sync(self, s):
+        # A boot's running line says the round and its state: from here the
+        # records that follow are applied to that.
+        from sicbo.roundstate import RoundState
+
+        rs = RoundState()
+        rs.state = s.state
+        rs.round = s.round
+        self.rs = rs
+
+    # ---- what the board said ------------------------------------------------------
+
+    def mark(self):
+        with self.cond:
+            return len(self.records), len(self.messages), len(self.states)
+
+    def wait(self, predicate, timeout=WAIT_S):
+        """Until predicate() (called with the lock held) is true: True, or
+        False after timeout s."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self.cond.wait(min(left, 0.2))
+            return True
+
+    def settled_since(self, mark):
+        """The first settled start-up state after mark, or None."""
+        with self.cond:
+            for s in self.states[mark[2]:]:
+                if s.settled:
+                    return s
+        return None
+
+    def message_since(self, mark, code, detail=None):
+        with self.cond:
+            return any(c == code and (detail is None or d == detail)
+                       for c, d in self.messages[mark[1]:])
+
+    def record_since(self, mark, rtype):
+        with self.cond:
+            for r in self.records[mark[0]:]:
+                if r.type == rtype:
+                    return r
+        return None
+
+    def restarted_since(self, mark):
+        with self.cond:
+            return len(self.states) > mark[2]
+
+    def last_state(self, mark=(0, 0, 0)):
+        """The last start-up line after mark, or None."""
+        with self.cond:
+            return self.states[-1] if len(self.states) > mark[2] else None
 
 
 def layout_lines(lit, codes, colour):
@@ -119,98 +301,475 @@ def _strip(text):
     return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
-def wait_app(client, frames_before, timeout=30.0):
-    """Until the app runs: the lamp adapter latches an all-off frame when it is
-    made, the controller latches its own once the journal is replayed."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if client.lamps()["frames"] >= frames_before + 2:
-            time.sleep(0.5)  # its polling tasks start
-            return
-        time.sleep(0.05)
-    raise UsageError("the app did not start on the virtual board (see its console above)")
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+class Restarted(Exception):
+    """The board restarted while the dealer waited (a contained fault)."""
 
 
 class Dealer:
-    """Plays rounds through the simulated table's control channel."""
+    """Plays through the simulated table's control channel, from whatever
+    state the board is in: each pass looks at the round's state (as the
+    board's journal records say it) and the lamps, and does the next thing a
+    dealer would."""
 
-    def __init__(self, client, names, pace, rng, out):
+    def __init__(self, client, board, names, pace, rng, out, incidents, codes, colour):
         self.c = client
+        self.b = board
         self.names = names  # lamp channel -> area / status lamp name
         self.pace = pace
         self.rng = rng
         self.out = out
+        self.incidents = incidents
+        self.codes = codes
+        self.colour = colour
+        self.started = set()  # round ids started by this run
+        self.lifted = set()  # rounds of an earlier run whose cover this run lifted
+        self.plan = {}  # round id -> the incident planned for it, or None
+        self.dice = {}  # round id -> the dice the dealer entered
+        self.shown = set()  # round ids whose layout was shown
+        self.read = set()  # round ids whose reader line was sent
+        self.played = 0  # whole rounds of this run finished (paid or void)
+        self.finished = []  # rounds of an earlier run finished by this one
+
+    # ---- the table -------------------------------------------------------------------
 
     def lit(self):
-        lamps = self.c.lamps()
-        return {self.names[ch] for ch in lamps.get("lit", [])
-                if isinstance(ch, int) and ch < len(self.names) and self.names[ch]}
+        # The table names the channels (it was given the table file); a spare
+        # channel stays a number.
+        return {ch for ch in self.c.lamps().get("lit", []) if isinstance(ch, str)}
 
-    def wait_lamp(self, name, on=True, timeout=15.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if (name in self.lit()) == on:
-                return True
-            time.sleep(0.05)
-        return False
+    def inputs(self):
+        return self.c.state()["inputs"]
 
     def press(self, key):
-        self.c.press(key, ms=120)
-        time.sleep(0.25)
+        # Released before the next key, and kept up a moment: the same key
+        # twice in a row needs two edges the board's debounce lets through.
+        self.c.press(key, ms=PRESS_MS)
+        try:
+            self.c.wait_for(lambda t: not t.state()["inputs"][key], timeout=WAIT_S)
+        except TimeoutError:
+            raise Stuck("the simulated table did not release %s within %d s" % (key, WAIT_S)) \
+                from None
+        time.sleep(RELEASE_S)
 
     def step(self, text):
         self.out("dealer: " + text)
         time.sleep(self.pace)
 
-    def play(self, n):
-        c = self.c
+    def act(self, key, predicate, what, mark):
+        """Press a key until the board does what it is for: a press the board
+        did not take (a busy machine can starve it for longer than a press)
+        is pressed again after RETRY_S, as a dealer would; every key the demo
+        presses means nothing more when pressed twice (a bell, a payout, a
+        confirm: "key not valid now"), but void, which only acts after a look
+        at what the board said."""
+        for _attempt in range(3):
+            self.press(key)
+            if self.b.wait(lambda: predicate() or self.b.restarted_since(mark), RETRY_S):
+                break
+        self.until(predicate, what, mark)
+
+    def until(self, predicate, what, mark, timeout=WAIT_S):
+        """Until the board does it: Stuck (one line) if it does not in time,
+        Restarted if the board printed a start-up line since `mark`."""
+        b = self.b
+        if not b.wait(lambda: predicate() or b.restarted_since(mark), timeout):
+            raise Stuck("the board did not %s within %d s (its console is above)"
+                        % (what, timeout))
+        if b.restarted_since(mark):
+            raise Restarted()
+
+    def state(self):
+        with self.b.cond:
+            return self.b.rs.state, self.b.rs.round
+
+    def state_is(self, *states):
+        return lambda: self.b.rs.state in states
+
+    def record(self, mark, rtype):
+        return lambda: self.b.record_since(mark, rtype) is not None
+
+    # ---- the round ---------------------------------------------------------------------
+
+    def play(self, rounds, cannot_play):
+        """Plays until `rounds` whole rounds of this run are finished (0: for
+        ever). A board that restarts (a contained fault) is followed into its
+        new state, or UsageError(cannot_play(state)) if it does not run."""
+        from host_tools.boardstate import BOOT_TIMEOUT_S
+
+        while True:
+            mark = self.b.mark()
+            try:
+                if self.next_step(rounds, mark):
+                    return
+            except Restarted:
+                self.b.wait(lambda m=mark: self.b.settled_since(m) is not None, BOOT_TIMEOUT_S)
+                s = self.b.settled_since(mark)
+                if s is None or not s.running:
+                    raise UsageError(cannot_play(s or self.b.last_state())) from None
+                self.out("dealer: the board restarted; it says: " + s.describe())
+
+    def next_step(self, rounds, mark):
+        """One thing a dealer does; True when the run is over."""
+        from sicbo import events as E
+
+        st, rid = self.state()
+        if st != E.ST_HOLD and (self.b.rs.alarm or "ALARM" in self.lit()):
+            self.clear_alarm(mark)
+        elif st == E.ST_IDLE:
+            if rounds and self.played >= rounds:
+                return True
+            self.start_round(rid + 1, mark)
+        elif st == E.ST_SHAKING:
+            self.until(self.state_is(E.ST_OPEN, E.ST_IDLE), "open betting after the shake",
+                       mark)
+        elif st == E.ST_OPEN:
+            self.betting(rid, mark)
+        elif st == E.ST_CLOSED:
+            self.lift_cover(rid, mark)
+        elif st == E.ST_RESULT:
+            self.result(rid, mark)
+        elif st == E.ST_PAYING:
+            self.paying(rid, mark)
+        elif st == E.ST_HOLD:
+            self.hold(rid, mark)
+        else:
+            raise UsageError("the board is in a round state the demo does not know (%s)" % st)
+        return False
+
+    def _ended(self, rid, how):
+        if rid in self.started:
+            self.played += 1
+        else:
+            self.finished.append(rid)
+        self.out("round %d %s" % (rid, how))
+
+    def start_round(self, rid, mark):
+        from sicbo import events as E
+
         self.out("")
-        self.out("=== round %d ===" % n)
+        self.out("=== round %d ===" % rid)
         self.step("cover on the dome, both clasps fastened")
-        c.cover_on()
-        c.fasten_clasps()
-        time.sleep(0.2)
+        before = self.inputs()
+        self.c.cover_on()
+        self.c.fasten_clasps()
+        if not (before["cover"] and before["clasp_left"] and before["clasp_right"]):
+            self.until(lambda: self.b.message_since(mark, E.M_READY),
+                       "say ready after the cover and the clasps", mark)
         self.step("shake")
-        self.press("shake")
-        if not self.wait_lamp("PLACE_BETS", timeout=6.0):
-            self.press("shake")  # as a dealer would, if the table was not ready
-        if not self.wait_lamp("PLACE_BETS"):
-            raise UsageError("the board did not open betting (place-bets lamp stayed off)")
+        for attempt in (1, 2):
+            # A shake the board did not take (pressed as it was still busy)
+            # is pressed again, as a dealer would.
+            m = self.b.mark()
+            self.press("shake")
+            if self.b.wait(lambda m=m: self.b.record_since(m, R.J_ROUND) is not None
+                           or self.b.restarted_since(m), 6.0 if attempt == 1 else WAIT_S):
+                break
+        self.until(self.record(m, R.J_ROUND), "start a round at the shake", m)
+        board_rid = self.b.record_since(m, R.J_ROUND).round
+        if board_rid != rid:
+            self.out("(the board numbers this round %d)" % board_rid)
+        self.started.add(board_rid)
+        self.plan[board_rid] = (self.rng.choice(INCIDENTS)
+                                if self.rng.random() < self.incidents else None)
+
+    def betting(self, rid, mark):
+        from sicbo import events as E
+
+        if rid not in self.started:
+            self.step("round %d was cut with betting open: cover on, clasps fastened, "
+                      "then the bell" % rid)
+            self.c.cover_on()
+            self.c.fasten_clasps()
         self.step("place your bets ... (lamp lit)")
+        if self.plan.get(rid) == "early cover":
+            self.plan[rid] = None
+            self.step("the cover is lifted before the bell")
+            self.c.open_clasps()
+            self.c.cover_off()
+            self.until(self.record(mark, R.J_VOID), "void the round of a cover lifted before "
+                       "the bell", mark)
+            self._ended(rid, "void: the cover came off before the bell")
+            return
         self.step("bell: no more bets")
-        self.press("key_bell")
-        self.wait_lamp("PLACE_BETS", on=False)
-        time.sleep(1.6)  # the bell rings
-        c.open_clasps()
-        c.cover_off()
-        time.sleep(0.2)
-        if self.rng.random() < 0.1:
+        self.act("key_bell", self.state_is(E.ST_CLOSED, E.ST_IDLE), "close betting at the bell",
+                 mark)
+
+    def lift_cover(self, rid, mark):
+        from sicbo import events as E
+
+        # The bell rings for the board's bell time; the dealer lifts the cover
+        # once it has stopped.
+        try:
+            self.c.wait_for(lambda t: not t.outputs()["bell"]["level"], timeout=WAIT_S)
+        except TimeoutError:
+            raise Stuck("the bell did not stop ringing within %d s" % WAIT_S) from None
+        if rid not in self.started:
+            self.lifted.add(rid)
+            self.step("round %d was cut after the bell: lift the cover, enter the dice" % rid)
+        else:
+            self.step("the bell has rung: lift the cover")
+        self.c.open_clasps()
+        self.c.cover_off()
+        self.until(self.state_is(E.ST_RESULT, E.ST_IDLE), "open result entry with the cover "
+                   "off", mark)
+
+    def _void(self, rid, reason_key, why, mark):
+        from sicbo import events as E
+
+        # Void toggles the void entry: pressed again only if the board said
+        # nothing at all of the first press.
+        self.act("key_void", lambda: self.b.message_since(mark, E.M_VOID_REASON)
+                 or self.b.message_since(mark, E.M_VOID_CANCELLED), "ask for a void reason",
+                 mark)
+        if self.b.message_since(mark, E.M_VOID_CANCELLED):
+            raise Stuck("the board took the void key twice (void cancelled)")
+        reason = int(reason_key[-1])
+        self.act(reason_key, lambda: self.b.message_since(mark, E.M_VOID_REASON, reason),
+                 "take the void reason", mark)
+        self.act("key_confirm", self.record(mark, R.J_VOID), "void the round", mark)
+        self._ended(rid, "void: " + why)
+
+    def _faces(self, dice, mark):
+        from sicbo import events as E
+
+        m = self.b.mark()
+        for k, d in enumerate(dice):
+            self.act("key_face_%d" % d, lambda k=k: self.b.message_since(m, E.M_DICE_SO_FAR,
+                                                                          k + 1),
+                     "take face %d of 3" % (k + 1), mark)
+
+    def result(self, rid, mark):
+        from sicbo import events as E
+
+        if rid not in self.started and rid not in self.lifted:
+            self.step("round %d was cut in result entry: void it (reason: other)" % rid)
+            self._void(rid, "key_face_3", "cut in result entry", mark)
+            return
+        if self.plan.get(rid) == "stacked":
+            self.plan[rid] = None
             self.step("dice are stacked: void round")
-            for key in ("key_void", "key_face_1", "key_confirm"):
-                self.press(key)
-            self.wait_lamp("VOID")
-            return None
+            self._void(rid, "key_face_1", "stacked dice", mark)
+            return
         dice = [self.rng.randint(1, 6) for _ in range(3)]
+        self.dice[rid] = dice
         self.step("the dice show %d-%d-%d" % tuple(dice))
-        for d in dice:
-            self.press("key_face_%d" % d)
-        self.press("key_confirm")
-        if not self.wait_lamp("PAYING"):
-            raise UsageError("the board did not settle the round (paying lamp stayed off)")
-        return dice
+        self._faces(dice, mark)
+        self.act("key_confirm", self.state_is(E.ST_PAYING, E.ST_HOLD, E.ST_IDLE),
+                 "settle the round", mark)
+
+    def show_layout(self, rid):
+        if rid in self.shown:
+            return
+        self.shown.add(rid)
+        # The lamp frame reaches the table on its own wire, the journal line
+        # on the console: the paying lamp says the frame of the result is in.
+        try:
+            self.c.wait_for(lambda t: "PAYING" in self.lit(), timeout=WAIT_S)
+        except TimeoutError:
+            raise Stuck("the paying lamp did not light within %d s" % WAIT_S) from None
+        lit = self.lit()
+        self.out("")
+        self.out("layout (lit: %d areas)" % len([x for x in lit if x in self.codes
+                                                  and x not in STATUS_LAMPS]))
+        for line in layout_lines(lit, self.codes, self.colour):
+            self.out(line)
+
+    def paying(self, rid, mark):
+        from sicbo import dicereader
+        from sicbo import events as E
+
+        resumed = rid not in self.started and rid not in self.lifted and rid not in self.dice
+        if resumed and rid not in self.shown:
+            self.step("round %d was cut while paying: its winning areas are lit" % rid)
+        self.show_layout(rid)
+        if self.plan.get(rid) == "reader" and rid not in self.read and rid in self.dice:
+            self.read.add(rid)
+            d = self.dice[rid]
+            other = (d[0], d[1], 1 + d[2] % 6)
+            self.step("the dice reader reads %d-%d-%d" % other)
+            self.c.reader_line(dicereader.line(rid, *other).decode().rstrip("\n"))
+            self.until(self.state_is(E.ST_HOLD), "hold the round the reader disagrees with",
+                       mark)
+            return
+        self.step("pay the winners, then payout complete")
+        self.act("key_payout", self.record(mark, R.J_PAYOUT),
+                 "close the round at payout complete", mark)
+        self._ended(rid, "paid")
+
+    def hold(self, rid, mark):
+        from sicbo import events as E
+
+        self.step("round %d is held: dealer and reader disagree; the supervisor turns the "
+                  "key" % rid)
+        self.c.supervisor(True)
+        self.until(self.record(mark, R.J_SUPERVISOR), "take the supervisor key", mark)
+        dice = self.dice.get(rid)
+        if dice is None:
+            dice = [self.rng.randint(1, 6) for _ in range(3)]
+            self.step("the supervisor reads the dice on the table: %d-%d-%d" % tuple(dice))
+        else:
+            self.step("the supervisor reads the dice: %d-%d-%d, as the dealer entered them"
+                      % tuple(dice))
+        self._faces(dice, mark)
+        self.act("key_confirm", self.state_is(E.ST_PAYING, E.ST_IDLE), "settle the held round",
+                 mark)
+        self.dice[rid] = dice
+        self.read.add(rid)
+        m = self.b.mark()
+        self.c.supervisor(False)
+        self.until(self.record(m, R.J_SUPERVISOR), "take the supervisor key off", mark)
+
+    def clear_alarm(self, mark):
+
+        self.step("the alarm lamp is lit: the supervisor turns the key to acknowledge it")
+        self.c.supervisor(True)
+        self.until(self.record(mark, R.J_ALARM_CLEAR), "clear the alarm", mark)
+        m = self.b.mark()
+        self.c.supervisor(False)
+        self.until(self.record(m, R.J_SUPERVISOR), "take the supervisor key off", mark)
+
+
+def _patient_client(path, timeout):
+    """A TableClient that, when a request times out (the table's thread in
+    this process starved on a busy machine), connects again and asks once
+    more: every request the demo makes may be made twice."""
+    from host_tools.simclient import TableClient, TableError
+
+    class Patient(TableClient):
+        def request(self, op, **fields):
+            try:
+                return super().request(op, **fields)
+            except TableError as e:
+                if "timed out" not in str(e):
+                    raise
+                self._sock.close()
+                self.__init__(self.path, timeout)  # a new connection: no late reply on it
+                try:
+                    return super().request(op, **fields)
+                except TableError as e2:
+                    raise TableError("%s (request %r, twice %d s)" % (e2, op, timeout)) \
+                        from None
+
+    return Patient(path, timeout)
+
+
+def _virtual_board(folder, inputs, **kw):
+    """A VirtualBoard whose simulated table has `inputs` set before the board
+    is powered on (its boot reads them)."""
+    from host_tools.vboard import VirtualBoard
+
+    class KeptTable(VirtualBoard):
+        def _start_table(self):
+            super()._start_table()
+            for name, level in inputs.items():
+                if self.table is not None:
+                    self.table.handle({"op": "set", "signal": name, "level": level})
+
+    return KeptTable(folder, **kw)
+
+
+def _load_inputs(folder):
+    import json
+
+    try:
+        with open(os.path.join(folder, TABLE_STATE), encoding="utf-8") as f:
+            got = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(got, dict):
+        return {}
+    return {k: v for k, v in got.items() if k in KEPT_INPUTS and v in (0, 1)}
+
+
+def _save_inputs(folder, vb):
+    import json
+
+    if vb.table is None:
+        return
+    try:
+        inputs = vb.table.handle({"op": "state"})["inputs"]
+        with open(os.path.join(folder, TABLE_STATE), "w", encoding="utf-8") as f:
+            json.dump({k: inputs[k] for k in KEPT_INPUTS if k in inputs}, f)
+    except (OSError, KeyError, TypeError):
+        pass  # the next run starts with the cover off and the clasps open
+
+
+def _cannot_play(state, folder):
+    """The one line saying why the demo cannot play, and what to type."""
+    from host_tools import boardstate as bs
+
+    fresh = "sicbo demo --fresh starts the virtual board on an empty filesystem " \
+            "(its journal is lost)"
+    look = ("to look first: sicbo vboard --folder %s, then in another terminal sicbo diag "
+            "--port %s status" % (folder, os.path.join(folder, "tty")))
+    if state is None:
+        return ("the board printed no start-up line within %d s after its reset; %s; %s"
+                % (bs.BOOT_TIMEOUT_S, look, fresh))
+    why = state.describe().rstrip(".")
+    if state.kind == bs.REFUSED:
+        return "%s; fix the --board or --table file, or: %s" % (why, fresh)
+    if state.kind == bs.APPROVAL:
+        return "%s; give a --table whose approval is in force" % why
+    if state.kind == bs.RECOVERY:
+        return "%s; no key is held now: run the demo again" % why
+    if not state.settled:
+        return "%s, and no start-up line followed within %d s; %s; %s" % (
+            why, bs.BOOT_TIMEOUT_S, look, fresh)
+    return "the board cannot play: %s; %s; %s" % (why, look, fresh)
 
 
 def run(args):
-    from host_tools.deploy import deploy
+    from host_tools.portlock import PortLock
     from host_tools.rules import load_table
-    from host_tools.simclient import TableClient
-    from host_tools.vboard import VirtualBoard
 
     cfg, table = load_table(args.table)
+    printing = threading.Lock()
+
+    def out(text):
+        # One write per line: the console's thread prints too.
+        with printing:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    # One board per run folder: two would write one journal at once.
+    with PortLock(args.folder, "sicbo demo", rule="one virtual board per run folder"):
+        return _run(args, cfg, table, out)
+
+
+def _live_board(folder):
+    """True when a virtual board (sicbo vboard) answers on the folder's
+    control socket."""
+    import socket
+
+    path = os.path.join(folder, "control.sock")
+    if not os.path.exists(path):
+        return False
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(2)
+        s.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _run(args, cfg, table, out):
+    from host_tools import boardstate
+    from host_tools.deploy import deploy
+    from host_tools.simclient import TableError
+
     names = list(cfg.lamp_order)
     codes = [n for n in names if n]
     colour = sys.stdout.isatty()
-    out = print
+    if _live_board(args.folder):
+        raise UsageError("a virtual board already runs on %s (its control socket answers): "
+                         "stop it first (one virtual board per run folder)" % args.folder)
     if args.fresh and os.path.isdir(args.folder):
         shutil.rmtree(args.folder)
     os.makedirs(args.folder, exist_ok=True)
@@ -219,46 +778,71 @@ def run(args):
         raise KeyboardInterrupt
 
     old = signal.signal(signal.SIGTERM, on_term)
-    vb = VirtualBoard(args.folder, board=args.board, heap=args.heap)
-    console = None
+    vb = _virtual_board(args.folder, _load_inputs(args.folder), board=args.board,
+                        heap=args.heap, table_file=args.table)
+    board = None
+    dealer = None
     try:
-        vb.start()
+        try:
+            vb.start(timeout=0)
+        except (OSError, RuntimeError, ValueError) as e:
+            raise UsageError("cannot start the virtual board: %s" % e) from None
         out("virtual board: %s (mpremote connect %s), table control %s"
             % (vb.pty, vb.port, vb.control))
-        rng = random.Random(args.seed)
-        with TableClient(vb.control) as client:
-            frames = client.lamps()["frames"]
-            report = deploy(vb.port, args.board, args.table,
+        board = BoardConsole(vb.port, out, table)
+        # A generous timeout: on a busy machine the table's thread (in this
+        # process) can be slow to answer.
+        with _patient_client(vb.control, WAIT_S) as client:
+            # Its power-on: the firmware a last run left boots (heard), or
+            # the REPL comes up on an empty board.
+            board.open()
+            mark = board.mark()
+            deadline = time.monotonic() + boardstate.BOOT_TIMEOUT_S
+            while time.monotonic() < deadline and board.settled_since(mark) is None \
+                    and not vb.wait_ready(0.05):
+                pass
+            board.close()
+            report = deploy(vb.port, args.board, args.table, reset=False,
                             log=lambda t: out("deploy: " + t))
             out("deploy: " + report.summary())
-            console = Console(vb.port, out, table)
-            console.start()
-            wait_app(client, frames)
-            dealer = Dealer(client, names, args.pace, rng, out)
-            n = 0
-            while not args.rounds or n < args.rounds:
-                n += 1
-                dice = dealer.play(n)
-                lit = dealer.lit()
-                out("")
-                out("layout (lit: %d areas)%s" % (
-                    len([x for x in lit if x in codes and x not in
-                         ("PLACE_BETS", "PAYING", "VOID", "ALARM")]),
-                    "" if dice else "  -- round void"))
-                for line in layout_lines(lit, codes, colour):
-                    out(line)
-                if dice:
-                    dealer.step("pay the winners, then payout complete")
-                    dealer.press("key_payout")
-                    dealer.wait_lamp("PAYING", on=False)
+            # The reset, with the clock set, typed on the console it holds:
+            # the boot is heard from its first line.
+            board.open()
+            mark = board.mark()
+            frames = client.lamps()["frames"]
+            board.type(boardstate.INTERRUPT + boardstate.reset_code(boardstate.clock_tuple()))
+            board.wait(lambda: board.settled_since(mark) is not None, boardstate.BOOT_TIMEOUT_S)
+            first = board.settled_since(mark)
+            if first is None or not first.running:
+                raise UsageError(_cannot_play(first or board.last_state(mark), args.folder))
+            out("board: " + first.describe())
+            # Its lamps as it resumed (an alarm from before the stop shows
+            # there): the lamp adapter's all-off frame, then the table's.
+            try:
+                client.wait_for(lambda t: t.lamps()["frames"] >= frames + 2, timeout=WAIT_S)
+            except TimeoutError:
+                raise Stuck("the board's lamps did not come on within %d s" % WAIT_S) from None
+            rng = random.Random(args.seed)
+            dealer = Dealer(client, board, names, args.pace, rng, out, args.incidents, codes,
+                            colour)
+            dealer.play(args.rounds, lambda s: _cannot_play(s, args.folder))
         out("")
-        out("%d rounds played; the journal is in %s" % (n, os.path.join(vb.fs, "journal")))
+        extra = ""
+        if dealer.finished:
+            extra = " (and %s %s, cut by an earlier stop, finished)" % (
+                "round" if len(dealer.finished) == 1 else "rounds",
+                ", ".join(str(r) for r in dealer.finished))
+        out("%s played%s; the journal is in %s" % (plural(dealer.played, "round"), extra,
+                                                   os.path.join(vb.fs, "journal")))
         return 0
+    except TableError as e:
+        raise UsageError("the simulated table did not answer: %s" % e) from None
     except KeyboardInterrupt:
         out("\nstopped")
         return 130
     finally:
-        if console is not None:
-            console.stop()
+        if board is not None:
+            board.close()
+        _save_inputs(args.folder, vb)
         vb.stop()
         signal.signal(signal.SIGTERM, old)

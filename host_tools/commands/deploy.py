@@ -1,8 +1,9 @@
 """`sicbo deploy`: check the board, compile device/ for it, upload what changed
-with the board and table files, verify every hash, write the manifest, reset.
-A board already up to date is left as it is (no copy, no reset); a board
-running frozen firmware gets only main.py and its configuration.
-See host_tools/deploy.py."""
+with the board and table files, verify every hash, write the manifest, reset,
+and say what the board itself printed after the reset (running, refused, out
+of service, ...). A board already up to date is left as it is (no copy, no
+reset: its app is started again); a board running frozen firmware gets only
+main.py and its configuration. See host_tools/deploy.py."""
 
 import os
 import sys
@@ -27,7 +28,8 @@ def add_arguments(parser):
     parser.add_argument("--no-reset", action="store_true",
                         help="do not reset the board at the end, nor start the app of a board "
                              "already up to date (the app does not start)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print the summary only")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="print the board's start-up and the summary only")
 
 
 def run(args):
@@ -46,6 +48,8 @@ def run(args):
         log("  copied  %s" % rel)
     for rel in report.removed:
         log("  removed %s" % rel)
+    for line in report.board_lines(args.port):
+        print(line)
     print(report.summary())
     sys.stdout.flush()
     return 0

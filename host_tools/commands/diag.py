@@ -1,13 +1,19 @@
 """`sicbo diag --port DEV [WHAT [N]]`: the board's REPL diagnostics from the host.
 
 Runs `import diag; diag.WHAT(N)` on the board through mpremote (one connection:
-set the RTC from this computer's clock with `diag.set_clock`, which journals
-the old and the new time, run, reset), prints what the board
-prints, can pull the journal to a local file (`diag.dump_journal()` on the
-board) and draw the newest round on the board's table layout (--svg; the
+set the RTC from this computer's clock, in UTC, through `diag.set_clock`, which
+journals the old and the new time, then run), prints what the
+board prints, can pull the journal to a local file (`diag.dump_journal()` on
+the board, before the diagnostic, so that a diagnostic that fails does not
+stop it) and draw the newest round on the board's table layout (--svg; the
 table file is copied with mpremote's own `fs cp`). mpremote's raw REPL stops
-the app while diag runs; the board is reset afterwards so that the table
-resumes (from its journal), unless --no-restart.
+the app while diag runs; the board is reset afterwards (typed at its REPL,
+host_tools/boardstate.py) so that the table resumes from its journal, and
+what the board prints as it starts is read and reported (running, refused
+and why, out of service, ...), never assumed; --no-restart leaves it at the
+REPL. The port is held meanwhile (host_tools/portlock.py). Exit status 0
+whenever the board answered, also when its diagnostic raised (that is said
+in one line).
 
 Everything that runs on the board is a function of device/diag.py: the host
 sends one-line calls, never MicroPython source."""
@@ -18,8 +24,10 @@ import os
 import tempfile
 import time
 
+from host_tools import boardstate
 from host_tools.cli import UsageError
-from host_tools.deploy import RESET_SETTLE, MpRemote
+from host_tools.deploy import DeployError, MpRemote
+from host_tools.portlock import PortLock
 
 NAME = "diag"
 HELP = "run the board's diagnostics (status, sensors, lamps, ...) over mpremote"
@@ -63,12 +71,11 @@ def diag_code(what, n=None):
     return "import diag\ndiag.%s(%s)\n" % (what, "" if n is None else int(n))
 
 
-def clock_code():
-    """The board's clock from this computer's (as `mpremote rtc --set` gives
-    it), through diag.set_clock: journaled (J_CLOCK)."""
-    from host_tools.deploy import clock_now
-
-    return "import diag\ndiag.set_clock(%r)\n" % (clock_now(),)
+def clock_code(clock):
+    """The board's clock set to `clock` (a tuple as machine.RTC().datetime()
+    takes it) through diag.set_clock: journaled (J_CLOCK, the old and the
+    new time)."""
+    return "import diag\ndiag.set_clock(%r)\n" % (tuple(clock),)
 
 
 def split_journal(out):
@@ -97,24 +104,48 @@ def run(args, mpremote=None):
         raise UsageError("--table is for --svg")
     mp = mpremote or MpRemote(args.port)
     mp.check_port()
+    with PortLock(args.port, "sicbo diag") as lock:
+        _diag(args, mp, code, svg, table_arg)
+        if not args.no_restart:
+            # The clock was set (and journaled) at the start: the reset sets
+            # it no more (an unjournaled set, however small).
+            clock = None
+            try:
+                states = boardstate.reset_and_read(args.port, "sicbo diag", clock, lock=lock)
+            except OSError as e:
+                raise UsageError("lost the board at %s at its reset (%s)" % (args.port, e)) \
+                    from None
+            for line in boardstate.summary(states):
+                print("board reset: " + line)
+            if states and states[-1].settled and states[-1].advice(args.port):
+                print("  do: " + states[-1].advice(args.port))
+    return 0
+
+
+def _diag(args, mp, code, svg, table_arg):
     with tempfile.TemporaryDirectory(prefix="sicbo-diag-") as tmp:
         board_table = os.path.join(tmp, "table.json")
         chain = []
         if not args.no_rtc:
-            chain += ["exec", clock_code(), "+"]
-        chain += ["exec", code]
+            chain += ["exec", clock_code(boardstate.clock_tuple()), "+"]
         if args.pull_journal or svg:
-            chain += ["+", "exec", PULL]
+            chain += ["exec", PULL, "+"]
         if svg and not table_arg:
-            chain += ["+", "fs", "cp", ":" + BOARD_TABLE, board_table]
-        if not args.no_restart:
-            chain += ["+", "reset"]
-        out = _run(mp, chain)
+            chain += ["fs", "cp", ":" + BOARD_TABLE, board_table, "+"]
+        chain += ["exec", code]
+        out, failed = _run(mp, chain)
         text, segs, names = split_journal(out)
         text = "\n".join(line for line in text.splitlines()
                          if not line.startswith("cp :" + BOARD_TABLE + " "))
+        if failed:
+            text = _without_traceback(text)
         if text.strip():
             print(text.rstrip())
+        if failed and "no module named 'diag'" in failed:
+            print("the board has no diag module (%s): is the firmware deployed? sicbo deploy "
+                  "--port %s --board FILE --table FILE" % (failed, args.port))
+        elif failed:
+            print("the board's diag.%s() failed: %s" % (args.what, failed))
         if (args.pull_journal or svg) and names is None:
             raise UsageError("the board did not list its journal")
         if args.pull_journal:
@@ -125,33 +156,56 @@ def run(args, mpremote=None):
 
             # Counted per segment: a record torn by a power cut ends its segment.
             recs = [r for n in names for r in journal.records(segs.get(n, b""))]
-            print("journal: %d segments, %d bytes, %d records -> %s" % (
-                len(names), len(data), len(recs), os.path.abspath(args.pull_journal)))
+            print("journal: %s, %s, %s -> %s" % (
+                plural(len(names), "segment"), plural(len(data), "byte"),
+                plural(len(recs), "record"), os.path.abspath(args.pull_journal)))
         if svg:
             _picture(svg, table_arg or board_table, [(n, segs.get(n, b"")) for n in names])
-    if not args.no_restart:
-        # What is sent to a board while it restarts is lost: let it boot.
-        time.sleep(RESET_SETTLE)
-        print("board reset: the table resumes from its journal")
-    return 0
+
+
+def plural(n, word):
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def _without_traceback(text):
+    """The board's output up to its traceback (whose last line is said apart)."""
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith("Traceback (most recent call last)"):
+            return "\n".join(lines[:k])
+    return text
+
+
+def _board_exception(out):
+    """The last line of a traceback the board printed, or None."""
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    if any(ln.startswith("Traceback (most recent call last)") for ln in lines):
+        return lines[-1].strip()
+    return None
 
 
 def _run(mp, chain):
+    """(output, None), or (output, the exception's line) when the board
+    answered with a traceback (the chain stops there)."""
     try:
         try:
-            return mp.run(*chain)
-        except UsageError as e:
+            return mp.run(*chain), None
+        except DeployError as e:
             if "no raw REPL" not in str(e):
                 raise
             # A board that is restarting (after a reset, e.g. the last diag's)
             # loses what it is sent for about a second: ask once more.
             time.sleep(RETRY_AFTER_S)
-            return mp.run(*chain)
-    except UsageError as e:
+            return mp.run(*chain), None
+    except DeployError as e:
+        out = getattr(e, "output", "")
+        failed = _board_exception(out)
         for name in ("dump_journal", "set_clock"):
-            if name in str(e):
+            if name in str(e) or (failed and name in failed):
                 raise UsageError("the board's diag has no %s(): deploy this revision "
                                  "(sicbo deploy) first" % name) from None
+        if failed:
+            return out, failed
         raise
 
 

@@ -16,6 +16,7 @@ import struct
 
 from host_tools.cli import UsageError
 from host_tools.rules import add_table_argument, load_table
+from sicbo import records as R
 
 NAME = "journal"
 HELP = "decode a table's journal: records, game recall, meters, a picture of a round"
@@ -43,17 +44,50 @@ def add_arguments(p):
 
 def segments(paths):
     """[(name, bytes)] of the journal files, in the order given (a folder: its
-    j*.log segments in number order)."""
+    j*.log segments in number order; an empty folder is an empty journal, a
+    folder with other files only is not a journal)."""
     out = []
     for path in paths:
         if os.path.isdir(path):
-            names = sorted(n for n in os.listdir(path) if n.startswith("j") and n.endswith(".log"))
-            if not names:
-                raise UsageError("no journal segments (j*.log) in %s" % path)
+            try:
+                listed = os.listdir(path)
+            except OSError as e:
+                raise UsageError("cannot read %s: %s" % (path, e.strerror or e)) from None
+            names = sorted(n for n in listed if n.startswith("j") and n.endswith(".log"))
+            if not names and listed:
+                raise UsageError("not a journal: %s has no journal segments (j*.log)" % path)
             out += [(os.path.join(path, n), _read(os.path.join(path, n))) for n in names]
         else:
             out.append((path, _read(path)))
     return out
+
+
+def torn_record_only(data):
+    """True when data is the start of one record cut short (a journal whose
+    first record a power cut tore): its magic byte, and fewer bytes than
+    the length it declares."""
+
+    if not data or data[0] != R.MAGIC:
+        return False
+    if len(data) < 4:
+        return True
+    length = data[2] | (data[3] << 8)
+    return R.MIN_LEN <= length <= R.MAX_LEN and len(data) < length
+
+
+def check_is_journal(segs, reading):
+    """UsageError when there are bytes but not one valid record, and they
+    are not a torn first record either: not a journal (a JSON file, ...)."""
+    if reading.records or not reading.bytes:
+        return
+    for name, data in segs:
+        if data and not torn_record_only(data):
+            raise UsageError("not a journal: %s has no valid record" % name)
+
+
+def plural(n, word):
+    """'1 record', '2 records'."""
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
 
 
 def _read(path):
@@ -218,6 +252,8 @@ def fields(rec, table=None):
             out[name] = binascii.hexlify(p[off:off + size]).decode()
         elif kind == "u32":
             out[name] = struct.unpack_from("<I", p, off)[0]
+        elif kind == "u16":
+            out[name] = struct.unpack_from("<H", p, off)[0]
         elif kind == "wall":
             seconds = struct.unpack_from("<I", p, off)[0]
             out[name] = _wall(seconds or None)
@@ -244,6 +280,18 @@ def fields(rec, table=None):
     return out
 
 
+def meters_dict(meters, table):
+    """Meters.as_dict, with the voids per reason by name as well."""
+    from sicbo import texts
+
+    d = meters.as_dict(table)
+    counts = d.get("void_reasons") or []
+    d["void_reasons_by_name"] = {
+        (texts.VOID_NAMES[i] if 0 < i < len(texts.VOID_NAMES) else "reason %d" % i): n
+        for i, n in enumerate(counts) if n}
+    return d
+
+
 def _meters(payload, table):
     from sicbo import records as R
     from sicbo.meters import Meters
@@ -256,7 +304,7 @@ def _meters(payload, table):
     if not m.load(payload):
         return None
     same = table is not None and n == table.channels
-    d = m.as_dict(table if same else None)
+    d = meters_dict(m, table if same else None)
     if not same:
         d["wins_per_channel"] = list(m.wins)
     return d
@@ -324,11 +372,11 @@ def _state(st):
 
 def _damage_line(d):
     if d["kind"] == "torn":
-        return ("%s @%d: %d bytes torn at the end of the segment (a record cut by a power "
-                "cut): discarded" % (d["segment"], d["offset"], d["bytes"]))
+        return ("%s @%d: %s torn at the end of the segment (a record cut by a power "
+                "cut): discarded" % (d["segment"], d["offset"], plural(d["bytes"], "byte")))
     if d["kind"] == "corrupt":
-        return ("%s @%d: %d corrupt bytes between records: skipped"
-                % (d["segment"], d["offset"], d["bytes"]))
+        return ("%s @%d: %s between records: skipped"
+                % (d["segment"], d["offset"], plural(d["bytes"], "corrupt byte")))
     return ("%s @%d: record seq %d (%s, round %d): %s: not used"
             % (d["segment"], d["offset"], d["seq"], d["type"], d["round"], d["reason"]))
 
@@ -358,6 +406,7 @@ def run(args):
     cfg, table = load_table(args.table)
     segs = segments(args.file)
     rd = Reading(segs, table)
+    check_is_journal(segs, rd)
     rp = rd.replay
     all_rounds = rd.recall.last(ALL_ROUNDS)
     rounds = all_rounds[:args.recall] if args.recall > 0 else []
@@ -378,27 +427,30 @@ def run(args):
             "open_round": rp.open_seq != 0, "duplicates": rd.duplicates,
             "damage": rd.damage,
             "recall": [round_dict(r, table, damaged_rounds) for r in rounds],
-            "meters": rd.recall.meters.as_dict(table),
+            "meters": meters_dict(rd.recall.meters, table),
             "records_listed": [record_dict(nm, rec, code, table) for nm, rec, code in shown]}
         if drawn is not None:
             out["svg"] = {"round": drawn, "file": os.path.abspath(args.svg)}
         print(json.dumps(out))
         return 0
     if not rd.records:
-        print("journal: %d segment(s), %d bytes, no records: the journal is empty%s"
-              % (rd.segments, rd.bytes, "" if not rd.bytes else " of valid records"))
+        print("journal: %s, %s, no records: the journal is empty%s"
+              % (plural(rd.segments, "segment"), plural(rd.bytes, "byte"),
+                 "" if not rd.bytes else " (a first record torn by a power cut)"))
     else:
-        print("journal: %d segment(s), %d bytes, %d records (seq %d..%d), %d boot(s)"
-              % (rd.segments, rd.bytes, len(rd.records), rd.records[0][1].seq, rp.seq, rp.boot))
+        print("journal: %s, %s, %s (seq %d..%d), last boot %d"
+              % (plural(rd.segments, "segment"), plural(rd.bytes, "byte"),
+                 plural(len(rd.records), "record"), rd.records[0][1].seq, rp.seq, rp.boot))
     torn = rd.unreadable_bytes()
     if torn:
-        print("         %d bytes not readable as records (a record torn by a power cut, "
-              "or damage): skipped, never used" % torn)
+        print("         %s not readable as records (a record torn by a power cut, "
+              "or damage): skipped, never used" % plural(torn, "byte"))
     bad = [d for d in rd.damage if d["kind"] not in ("corrupt", "torn")]
     if bad:
-        print("         %d record(s) damaged: CRC-valid but not allowed by their type "
-              "or their place in the journal, "
-              "never used" % len({d["seq"] for d in bad}))
+        n = len({d["seq"] for d in bad})
+        print("         %s damaged: CRC-valid but not allowed by %s type or %s place in "
+              "the journal, never used" % (plural(n, "record"), "its" if n == 1 else "their",
+                                           "its" if n == 1 else "their"))
     for d in rd.damage:
         print("damage:  " + _damage_line(d))
     if rd.records:
@@ -427,6 +479,10 @@ def run(args):
     print("meters:  " + ", ".join("%s %d" % (k, m[k]) for k in
                                   ("rounds", "paid", "voids", "alarms", "violations",
                                    "corrections", "refusals", "holds")))
+    if m["voids"]:
+        from sicbo.logtext import void_reasons_text
+
+        print("voids:   " + void_reasons_text(m["void_reasons"]))
     if drawn is not None:
         print("picture: round %d -> %s" % (drawn, os.path.abspath(args.svg)))
     return 0

@@ -71,7 +71,9 @@ def run(args):
         out = {"dice": dice, "total": total, "triple": triple,
                "wins": [{"area": areas.code(a), "odds": o} for a, o in wins]}
         if settlement is not None:
-            out["wagers"] = [{"area": c, "stake": s, "odds": o, "payout": p}
+            # payout: what the player gets, win + the stake returned (0 if lost)
+            out["wagers"] = [{"area": c, "stake": s, "odds": o, "payout": p,
+                              "win": p - s if o else 0, "stake_returned": s if o else 0}
                              for (c, s), o, p in zip(settlement.wagers, settlement.odds,
                                                      settlement.payouts, strict=True)]
             out["total_stake"] = settlement.total_stake
@@ -87,9 +89,17 @@ def run(args):
     if settlement is not None:
         print("wagers:")
         rows = zip(settlement.wagers, settlement.odds, settlement.payouts, strict=True)
+        returned = 0
         for (c, s), o, p in rows:
-            print("  %-16s stake %10d  %s" % (c, s, ("wins at %d to 1, pays %d" % (o, p))
-                                                  if o else "loses"))
-        print("total staked %d, total paid %d, house result %d" % (
-            settlement.total_stake, settlement.total_paid, settlement.house_result()))
+            if o:
+                # What the player gets: the win at the odds, and the stake back.
+                returned += s
+                what = "at %d to 1: wins %d + stake %d returned = %d" % (o, p - s, s, p)
+            else:
+                what = "loses (stake %d kept by the house)" % s
+            print("  %-16s stake %10d  %s" % (c, s, what))
+        paid = settlement.total_paid
+        print("total staked %d; total paid %d (wins %d + stakes %d returned); house result %d"
+              % (settlement.total_stake, paid, paid - returned, returned,
+                 settlement.house_result()))
     return 0

@@ -23,6 +23,9 @@ def add_arguments(parser):
                         help="stable link to the serial port (default: DIR/tty)")
     parser.add_argument("--frozen-source", action="store_true",
                         help="serve sim/ as .py sources (compiled in the VM) instead of .mpy")
+    parser.add_argument("--broker", metavar="HOST:PORT",
+                        help="the MQTT broker the board's simulated network leads to (a relay "
+                             "the control socket can drop: network_down, network_up)")
     parser.add_argument("--heap", default=None,
                         help="interpreter heap, as micropython -X heapsize= (default: the "
                              "board's, host_tools/heaps.py: 111936 on a 32-bit interpreter, "
@@ -34,9 +37,16 @@ def run(args):
 
     if args.board and not os.path.isfile(args.board):
         raise UsageError("no board file %s" % args.board)
+    broker = None
+    if args.broker:
+        host, _, port = args.broker.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise UsageError("--broker must be HOST:PORT, got %r" % args.broker)
+        broker = (host, int(port))
     try:
         return run_foreground(args.folder, board=args.board, link=args.link,
                               heap=args.heap,
-                              table_file=args.table, frozen_source=args.frozen_source)
+                              table_file=args.table, frozen_source=args.frozen_source,
+                              broker=broker)
     except (OSError, RuntimeError, ValueError) as e:
         raise UsageError("cannot start the virtual board: %s" % e) from None

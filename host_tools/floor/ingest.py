@@ -233,7 +233,7 @@ class TableFeed:
         t = raw[1]
         counted = None
         if t == R.J_METERS and self.meters_whole:
-            counted = self.recall.meters.as_dict(self.table)
+            counted = jcmd.meters_dict(self.recall.meters, self.table)
         loads = self.recall.meters.checkpoints
         code = rp.take(raw, 0, self.gap_next)
         self.gap_next = False

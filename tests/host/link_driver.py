@@ -15,6 +15,7 @@ import json
 import sys
 
 MICROPYTHON = sys.implementation.name == "micropython"
+_HERE = __file__.rsplit("/", 1)[0] if "/" in __file__ else "."
 
 
 def _setup(cfg):
@@ -51,6 +52,15 @@ def _tls(t):
     return ctx
 
 
+def _opener():
+    if MICROPYTHON:
+        return None  # the board's own (device/link/client.py)
+    sys.path.insert(0, _HERE)
+    from linkio import open_socket
+
+    return open_socket
+
+
 async def main(cfg):
     import asyncio
     import time
@@ -75,6 +85,14 @@ async def main(cfg):
     def tick():
         alive[0] += 1
 
+    count = cfg.get("count", 10)
+    every = cfg.get("every_ms", 0)
+    payload = b"\x00" * cfg.get("payload", 8)
+    seq = 0
+    if not every:  # a journal that holds them at boot
+        while seq < count:
+            seq += 1
+            src.append(linkkit.record(seq, payload))
     link = Link(src, cfg.get("site", "S1"), cfg.get("table", "T01"), cfg["host"], cfg["port"],
                 cfg["cursor_path"], ssl=_tls(tls),
                 server_hostname=tls.get("hostname") if tls else None,
@@ -84,16 +102,13 @@ async def main(cfg):
                 ack_wait_ms=cfg.get("ack_wait_ms", 30000),
                 backoff_ms=cfg.get("backoff_ms", 200),
                 backoff_max_ms=cfg.get("backoff_max_ms", 2000),
-                connect_ms=cfg.get("connect_ms", 10000), save_ms=cfg.get("save_ms", 200))
+                connect_ms=cfg.get("connect_ms", 10000), save_ms=cfg.get("save_ms", 200),
+                opener=_opener())
     if cfg.get("pid"):
         link.pid = cfg["pid"]
     task = asyncio.create_task(link.run())
-    count = cfg.get("count", 10)
-    every = cfg.get("every_ms", 0)
-    payload = b"\x00" * cfg.get("payload", 8)
     start = time.ticks_ms()
     timeout = cfg.get("timeout_ms", 60000)
-    seq = 0
     while time.ticks_diff(time.ticks_ms(), start) < timeout:
         if seq < count:
             if every:
@@ -121,7 +136,7 @@ async def main(cfg):
         await task
     except BaseException:  # noqa: B036 - cancelled
         pass
-    stats = link.stats()
+    stats = linkkit.stats(link)
     stats["alive_calls"] = alive[0]
     stats["journaled"] = seq
     stats["pid"] = link.pid

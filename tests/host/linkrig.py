@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -210,80 +209,48 @@ class Driver:
             self.proc.wait(10)
 
 
-class Relay:
-    """A TCP relay on loopback to a broker; silent() stops forwarding (the
-    connections stay open: a peer that went away without a word), resume()
-    forwards again, cut() closes every connection."""
+class Sniffer:
+    """Parses the MQTT packets a NetRelay carries, per connection: `packets`
+    is a list of (connection, direction, type, flags, packet id or 0, held)
+    of every packet (the id of a PUBLISH with QoS 1 and of a PUBACK); held:
+    read while the relay held the link down (never delivered if it was cut)."""
 
-    def __init__(self, port: int) -> None:
-        self.target = port
-        self.ls = socket.socket()
-        self.ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.ls.bind(("127.0.0.1", 0))
-        self.ls.listen(16)
-        self.port = self.ls.getsockname()[1]
-        self.quiet = threading.Event()
-        self.pairs: list[tuple[socket.socket, socket.socket]] = []
-        self.accepted = 0
-        self._stop = False
-        threading.Thread(target=self._accept, daemon=True).start()
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.buf: dict[tuple[int, str], bytearray] = {}
+        self.packets: list[tuple[int, str, int, int, int, bool]] = []
 
-    def _accept(self) -> None:
-        while not self._stop:
-            try:
-                a, _ = self.ls.accept()
-            except OSError:
-                return
-            self.accepted += 1
-            try:
-                b = socket.create_connection(("127.0.0.1", self.target), timeout=10)
-            except OSError:
-                a.close()
-                continue
-            self.pairs.append((a, b))
-            for src, dst in ((a, b), (b, a)):
-                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+    def __call__(self, number: int, way: str, data: bytes, held: bool) -> None:
+        with self.lock:
+            b = self.buf.setdefault((number, way), bytearray())
+            b += data
+            while len(b) >= 2:
+                n = 0
+                shift = 0
+                i = 1
+                while i < len(b) and b[i] & 0x80:
+                    n |= (b[i] & 0x7F) << shift
+                    shift += 7
+                    i += 1
+                if i >= len(b):
+                    return
+                n |= b[i] << shift
+                i += 1
+                if len(b) < i + n:
+                    return
+                kind, flags = b[0] >> 4, b[0] & 15
+                pid = 0
+                if kind == 3 and flags & 6:
+                    tl = (b[i] << 8) | b[i + 1]
+                    pid = (b[i + 2 + tl] << 8) | b[i + 3 + tl]
+                elif kind == 4:
+                    pid = (b[i] << 8) | b[i + 1]
+                self.packets.append((number, way, kind, flags, pid, held))
+                del b[:i + n]
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                while self.quiet.is_set():
-                    time.sleep(0.01)  # held: the bytes never arrive while silent
-                    if self._stop:
-                        return
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def silent(self) -> None:
-        self.quiet.set()
-
-    def resume(self) -> None:
-        self.quiet.clear()
-
-    def cut(self) -> None:
-        for a, b in self.pairs:
-            for s in (a, b):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                    s.close()
-                except OSError:
-                    pass
-        self.pairs.clear()
-
-    def stop(self) -> None:
-        self._stop = True
-        self.quiet.clear()
-        self.ls.close()
-        self.cut()
+    def of(self, kind: int, way: str = "up") -> list[tuple[int, str, int, int, int, bool]]:
+        with self.lock:
+            return [p for p in self.packets if p[2] == kind and p[1] == way]
 
 
 def site_tls(folder: str, hostnames=("broker.test", "127.0.0.1")) -> tuple[TlsFiles, dict]:

@@ -73,15 +73,17 @@ def test_a_deploy_is_journaled_with_its_clock_files_code_and_configuration(table
     vb, _client, report = table
     recs = journal(vb, capsys)
     types = [r["type"] for r in recs]
-    assert types[:3] == ["clock", "deploy", "boot"], types
-    clock, dep = recs[0], recs[1]
+    # The deploy when its manifest committed, then the clock set with the reset.
+    assert types[:3] == ["deploy", "clock", "boot"], types
+    dep, clock = recs[0], recs[1]
     assert clock["old"] is None and clock["new"] == clock["wall"]  # a new board: never set
+    assert dep["wall"] is None  # nor at the commit
     assert dep["kind"] == "deployed files" and dep["code"] == report.code[:16]
     with open(BOARD) as f, open(TABLE) as g:
         assert dep["config_id"] == dp.config_cache_id(f.read(), g.read())
     assert sorted(dep["files"]["copied"]) == sorted(report.copied) and dep["cut_short"] == 0
     assert dep["copied"] == len(report.copied) and dep["files"]["removed"] == []
-    assert report.journaled == [(True, "clock"), (True, "deploy")]
+    assert report.journaled == [(True, "deploy")]
     out = text(vb, capsys, 40)
     assert "deploy      deployed files %s" % report.code[:16] in out, out
 
@@ -168,7 +170,7 @@ def test_recovery_mode_is_journaled(table, capsys):
         client.set("key_confirm", 0)
     new = since(journal(vb, capsys), last)
     assert [x["type"] for x in new] == ["recovery"], new
-    assert new[0]["reset_cause"] == "power-on"
+    assert new[0]["reset"] == "power-on"
     frames = client.lamps()["frames"]
     vb.restart(timeout=30)
     wait_app(client, frames)

@@ -3,6 +3,7 @@ hardware, read back offline as compliance staff would."""
 
 import json
 
+import pytest
 from appkit import Table, reboot, table_dict
 
 from host_tools.cli import main
@@ -174,13 +175,78 @@ def test_empty_journal_says_so(tmp_path, capsys):
     assert data["recall"] == [] and data["damage"] == []
 
 
-def test_garbage_only_is_empty_and_damage(tmp_path, capsys):
-    f = tmp_path / "junk.log"
-    f.write_bytes(b"\x00" * 40)
+def test_an_empty_folder_is_an_empty_journal(tmp_path, capsys):
+    # a board's /journal before its first record: empty, not an error
+    d = tmp_path / "journal"
+    d.mkdir()
+    assert main(["journal", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert "0 segments, 0 bytes, no records: the journal is empty" in out
+
+
+def test_a_folder_without_segments_is_not_a_journal(tmp_path, capsys):
+    d = tmp_path / "photos"
+    d.mkdir()
+    (d / "a.jpg").write_bytes(b"\xff\xd8")
+    assert main(["journal", str(d)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "sicbo journal: not a journal: %s has no journal segments (j*.log)" % d
+
+
+@pytest.mark.parametrize("content", [
+    b'{"area": "SMALL", "stake": 500}\n' * 3,  # a JSON file
+    b"\x00" * 40,  # zeros
+    b"\xa5" + bytes(60),  # the magic byte, but a length no record has
+])
+def test_a_file_without_one_valid_record_is_not_a_journal(tmp_path, capsys, content):
+    f = tmp_path / "wagers.json"
+    f.write_bytes(content)
+    for argv in (["journal", str(f)], ["journal", str(f), "--json"]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.strip() == "sicbo journal: not a journal: %s has no valid record" % f
+
+
+def test_a_first_record_torn_by_a_power_cut_is_an_empty_journal(tmp_path, capsys):
+    from sicbo import journal
+
+    rec = journal.encode(R.J_BOOT, 1, 0, 1, 5, None, bytes(8))
+    f = tmp_path / "j00000001.log"
+    f.write_bytes(rec[:20])  # the power went during its first write
+    assert main(["journal", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert "1 segment, 20 bytes, no records: the journal is empty (a first record torn" in out
+    assert "20 bytes torn at the end of the segment" in out
     assert main(["journal", str(f), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["empty"] is True
-    assert data["damage"] == [{"kind": "torn", "segment": str(f), "offset": 0, "bytes": 40}]
+    assert data["damage"] == [{"kind": "torn", "segment": str(f), "offset": 0, "bytes": 20}]
+
+
+def test_codes_are_named_in_lines_and_json(tmp_path, capsys):
+    from sicbo import journal
+
+    recs = [journal.encode(R.J_BOOT, 1, 0, 1, 5, None, bytes((3, 0, 0, 0, 0, 0, 0, 0))),
+            journal.encode(R.J_DIAG, 2, 0, 1, 6, None, bytes((2, 0, 0, 0, 0, 0, 0, 0))),
+            journal.encode(R.J_FAULT, 3, 0, 1, 7, None, bytes((3, 1, 0, 0, 0, 0, 0, 0))),
+            journal.encode(R.J_BOOT, 4, 0, 2, 5, 86400 + 3661, bytes((9, 0, 0, 0, 0, 0, 0, 0)))]
+    f = tmp_path / "j.log"
+    f.write_bytes(b"".join(recs))
+    assert main(["journal", str(f), "--records", "-1"]) == 0
+    out = capsys.readouterr().out
+    assert "boot        after a watchdog reset" in out
+    assert "diag        bell test" in out
+    assert "fault       in stage 3 (hardware): MemoryError" in out
+    # an unknown code stays a number; a wall time is given in full, in UTC
+    assert "boot        after a reset cause 9 @2000-01-02T01:01:01Z" in out
+    assert main(["journal", str(f), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["records_listed"]
+    assert (listed[0]["reset"], listed[0]["reset_code"]) == ("watchdog reset", 3)
+    assert (listed[1]["test"], listed[1]["test_code"]) == ("bell test", 2)
+    assert {k: listed[2][k] for k in ("stage", "stage_code", "kind", "kind_code")} == {
+        "stage": "hardware", "stage_code": 3, "kind": "MemoryError", "kind_code": 1}
+    assert (listed[3]["reset"], listed[3]["reset_code"]) == (None, 9)
 
 
 # ---- Damage as data, never a traceback (issue 9) -------------------------------------

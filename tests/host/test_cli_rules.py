@@ -41,7 +41,22 @@ def test_settle_with_wagers(capsys, tmp_path):
     data = json.loads(out)
     assert code == 0
     assert [w["payout"] for w in data["wagers"]] == [15100, 0]
+    assert [(w["win"], w["stake_returned"]) for w in data["wagers"]] == [(15000, 100), (0, 0)]
     assert data["total_stake"] == 150 and data["total_paid"] == 15100
+
+
+def test_settle_says_the_win_and_the_returned_stake_apart(capsys, tmp_path):
+    f = tmp_path / "w.json"
+    f.write_text(json.dumps([{"area": "TRIPLE_4", "stake": 100}, {"area": "BIG", "stake": 50}]))
+    code, out, _ = run(capsys, "settle", "4", "4", "4", "--wagers", str(f))
+    assert code == 0
+    lines = out.splitlines()
+    triple = next(ln for ln in lines if ln.strip().startswith("TRIPLE_4") and "stake" in ln)
+    assert triple.endswith("at 150 to 1: wins 15000 + stake 100 returned = 15100"), triple
+    big = next(ln for ln in lines if ln.strip().startswith("BIG") and "stake" in ln)
+    assert big.endswith("loses (stake 50 kept by the house)"), big
+    assert lines[-1] == ("total staked 150; total paid 15100 (wins 15000 + stakes 100 "
+                         "returned); house result -14950")
 
 
 @pytest.mark.parametrize("argv, words", [

@@ -1,9 +1,11 @@
 """sicbo deploy against the virtual board, with the real mpremote CLI.
 
 The device/ copy the tests deploy has a main.py of its own that appends one
-byte to /starts.txt each time it runs: every start of the entry shows, whether
-by a reset or by a no-change deploy's restart, without the whole app (which
-does not fit the 110k heap these tests use)."""
+byte to /starts.txt each time it runs and prints a running line as the app's
+start-up does (round N: its Nth start): every start of the entry shows,
+whether by a reset or by a no-change deploy's restart, and deploy reads it
+from the serial port, without the whole app (which does not fit the 110k heap
+these tests use)."""
 
 import hashlib
 import json
@@ -25,10 +27,11 @@ TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 MPREMOTE = os.path.join(os.path.dirname(sys.executable), "mpremote")
 STARTS = "starts.txt"
 COUNTING_MAIN = """\
-# test entry: counts its starts
+# test entry: counts its starts, says so as the app's start-up line does
 f = open('/starts.txt', 'a')
 f.write('s')
 f.close()
+print('sicbo: counting entry, round %d, state 0' % len(open('/starts.txt').read()))
 """
 
 
@@ -122,8 +125,12 @@ def test_deploy_from_empty(vb, device):
     assert not os.path.exists(os.path.join(vb.fs, "remote"))
     assert r.summary().startswith("deployed code %s (firmware " % r.code)
     assert wait_starts(vb, 1) == 1  # the reset started main.py
+    # what the board printed as it started, read from the serial port
+    assert [(st.kind, st.table, st.round, st.state) for st in r.states] == [
+        ("running", "counting entry", 1, 0)]
+    assert r.board_lines("P") == ["board reset: the table runs: counting entry, round 1, idle"]
     assert open(os.path.join(vb.fs, "table.json")).read() == open(TABLE).read()
-    assert r.mpremote_runs == 3
+    assert r.mpremote_runs == 2  # the probe, the copy; the reset is typed on the console
     # the compiled firmware imports on the board
     out = subprocess.run([MPREMOTE, "connect", vb.port, "exec",
                           "import sicbo.settle, sicbo; print(sicbo.FIRMWARE_VERSION, "
@@ -154,9 +161,12 @@ def test_redeploy_without_change_copies_nothing_and_does_not_reset(vb, device):
     assert "nothing copied, no reset, app restarted" in r.summary()
     # the probe's Ctrl-C stopped the app: it was started again, once, without a reset
     assert wait_starts(vb, before[2] + 1) == before[2] + 1
+    assert [(st.kind, st.round) for st in r.states] == [("running", before[2] + 1)]
+    assert r.board_lines() == ["board: the table runs: counting entry, round %d, idle"
+                               % (before[2] + 1)]
     time.sleep(0.2)
     assert starts(vb) == before[2] + 1 and vb.hard_resets == before[1]
-    assert board_year(vb) == time.localtime().tm_year  # the clock was set all the same
+    assert board_year(vb) == time.gmtime().tm_year  # the clock was set all the same
     # --no-reset: not even that
     r = run_deploy(vb, device, reset=False)
     assert r.current and not r.reset
@@ -203,7 +213,7 @@ def test_redeploy_after_changing_one_file_copies_only_it(vb, device):
     r = run_deploy(vb, device)
     assert r.copied == ["sicbo/dates.mpy"] and not r.current
     assert vb.hard_resets > resets  # a deploy that changed files resets
-    assert r.mpremote_runs == 3
+    assert r.mpremote_runs == 2
     assert_consistent(vb)
 
 
@@ -256,6 +266,70 @@ def test_interrupted_deploy_is_repaired(vb, device, tmp_path):
     assert r.copied  # what the cut left undone
     assert not os.path.exists(os.path.join(vb.fs, dp.MANIFEST_PREV))
     assert_consistent(vb)
+
+
+def _with_main(device, text):
+    with open(os.path.join(device, "main.py"), "w") as f:
+        f.write(text)
+
+
+def test_what_the_board_prints_after_the_reset_is_reported(vb, device):
+    """Deploy reports the board's own start-up lines, whatever they say: a
+    fault (after which a board resets itself) then out of service; and says
+    so plainly when the board prints nothing it knows."""
+    try:
+        _with_main(device, "print('MicroPython noise')\n"
+                           "print('sicbo: FAULT in stage 3: MemoryError: memory allocation "
+                           "failed')\n"
+                           "print('sicbo: OUT OF SERVICE after 3 failed boots (last: stage 3: "
+                           "MemoryError). Outputs are off.')\n")
+        r = run_deploy(vb, device)
+        assert [st.kind for st in r.states] == ["fault", "out of service"]
+        lines = r.board_lines("P")
+        assert lines[0] == ("board reset: FAULT in stage 3 (hardware): MemoryError: memory "
+                            "allocation failed; the board resets")
+        assert lines[1].startswith("board reset: OUT OF SERVICE after 3 failed boots")
+        assert lines[2].startswith("  do: sicbo diag --port P status")
+        # an entry that ends without a word: the board's REPL comes up
+        _with_main(device, "print('nothing to say')\n")
+        r = run_deploy(vb, device)
+        assert [st.kind for st in r.states] == ["repl"]
+        assert r.board_lines("P") == [
+            "board reset: the board started to its REPL with no start-up line: nothing runs "
+            "(is the firmware deployed?)",
+            "  do: sicbo deploy --port P --board FILE --table FILE"]
+        # one that runs on without a word: nothing is known, and that is said
+        _with_main(device, "import time\nprint('busy')\nwhile True:\n    time.sleep(0.05)\n")
+        t0 = time.monotonic()
+        r = run_deploy(vb, device, watch=1.0)
+        assert time.monotonic() - t0 >= 1.0
+        assert r.states == []
+        assert r.board_lines() == ["board reset: the board printed no start-up line within "
+                                   "1 s (nothing known about its state; sicbo console shows "
+                                   "what it prints)"]
+    finally:
+        _with_main(device, COUNTING_MAIN)
+    run_deploy(vb, device)
+    assert_consistent(vb)
+
+
+def test_deploy_sets_the_clock_in_utc(vb, device):
+    import datetime
+
+    run_deploy(vb, device)  # whatever an earlier test left: up to date now
+    # A computer eight hours east of UTC (POSIX TZ: no time zone files needed)
+    env = dict(os.environ, TZ="MAC-8")
+    r = subprocess.run([sys.executable, "-m", "host_tools", "deploy", "--port", vb.port,
+                        "--board", BOARD, "--table", TABLE, "--device", device, "-q"],
+                       cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr
+    out = subprocess.run([MPREMOTE, "connect", vb.port, "exec",
+                          "import machine; print('RTC', machine.RTC().datetime())"],
+                         capture_output=True, text=True, timeout=30).stdout
+    y, mo, d, _wd, h, mi, sec, _us = eval(out.split("RTC", 1)[1].strip())
+    board = datetime.datetime(y, mo, d, h, mi, sec, tzinfo=datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert abs((now - board).total_seconds()) < 60, (board, now)
 
 
 def test_refused_configuration_copies_nothing(vb, device, tmp_path):

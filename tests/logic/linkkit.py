@@ -2,7 +2,7 @@
 # that implements the link's source interface (device/link/outbox.py), and
 # the records to fill it with. Portable: CPython and the MicroPython ports.
 
-from sicbo.journal import MAX_LEN, encode, u32
+from sicbo.journal import encode, u32
 
 J_BOOT = 1
 J_ALARM = 10
@@ -52,7 +52,6 @@ class MemorySource:
         self.data = d[o:]
 
     def read_after(self, seq, buf, limit):
-        assert len(buf) >= MAX_LEN
         self.reads += 1
         d = self.data
         o = 0
@@ -76,3 +75,23 @@ def seqs_of(data):
         out.append(u32(data, o + 4))
         o += data[o + 2] | (data[o + 3] << 8)
     return out
+
+
+# The names of Link.counts[i] (device/link/outbox.py, _C_*), in order.
+COUNTERS = ("published", "resent", "gobacks", "acks", "beyond", "garbage", "foreign",
+            "stray_pubacks", "failures", "protocol_errors", "save_errors", "status")
+
+
+def stats(link):
+    """The link's counters and state by name."""
+    counts, cursor, sent, in_flight, writes, packets, up = link.stats()
+    d = {}
+    for i in range(len(COUNTERS)):
+        d[COUNTERS[i]] = counts[i]
+    d["cursor"] = cursor
+    d["sent"] = sent
+    d["in_flight"] = in_flight
+    d["writes"] = writes
+    d["packets"] = packets
+    d["up"] = up
+    return d

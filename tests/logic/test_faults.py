@@ -167,3 +167,22 @@ def test_a_fault_while_building_the_adapters_is_contained():
     n, text = faults.Faults(t.folder + "/fault.txt").failed_boots()
     assert n == 1 and "stage %d" % E.F_HARDWARE in text, text
     assert not machine.sim_output(SOLENOID)
+
+
+def test_a_fault_file_line_not_in_the_format_is_kept_as_its_text():
+    # Written by hand or by an older firmware: the count and the story stay,
+    # and the failed boot is still journaled (stage and kind unknown).
+    folder = fresh_folder()
+    path = folder + "/fault.txt"
+    with open(path, "w") as f:
+        f.write("3\nstage 3: MemoryError: a test\n2 1 0 1 stage 2: OSError 5\n\n")
+    n, entries = faults.read_file(path)
+    assert n == 3
+    assert entries == [[0, 0, 0, 0, "stage 3: MemoryError: a test"],
+                       [2, 1, 0, 1, "stage 2: OSError 5"]]
+    f = faults.Faults(path, log=lambda line: None)
+    assert f.failed_boots() == (3, "stage 2: OSError 5")
+    told = []
+    assert f.journal_pending(lambda *a: told.append(a)) == 1
+    assert told == [(0, 0, 0, 1)]
+    assert faults.read_file(path)[1][0][3] == 1

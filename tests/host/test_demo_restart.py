@@ -1,0 +1,216 @@
+"""`make run` always plays: `sicbo demo` interrupted (SIGINT, as Ctrl-C) at
+many moments of a round, and started again on the same folder each time,
+plays at least one more whole round each time (a new result journaled by
+the board), and the journal never loses or doubles a round.
+
+The moments: the shake, betting open, after the bell, result entry, paying,
+a round held for the supervisor (the dice reader disagrees), an alarm not yet
+acknowledged. Each run first plays a whole round of its own, then is
+interrupted at the next moment; waits are for the demo's own lines (the
+dealer's steps and the board's journal records), with generous deadlines."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from host_tools import REPO
+from host_tools.commands.journal import Reading, segments
+from host_tools.rules import load_table
+from sicbo import events as E
+from sicbo import journal
+from sicbo import records as R
+
+SICBO = [sys.executable, "-m", "host_tools"]
+ROUND_DEADLINE = 120  # s for a whole round, or a moment with an incident, to come
+# (name, a line of the demo's that says the moment has come, what the next
+# run's dealer does about the round the stop cut)
+MOMENTS = (
+    ("shaking", r"^  board \| journal +\d+ round +\d+ round ",
+     r"^  board \| journal .* alarm +round interrupted by a power cut before the bell"),
+    ("betting open", r"^  board \| journal +\d+ round +\d+ open ",
+     r"^  board \| journal .* alarm +round interrupted by a power cut before the bell"),
+    ("after the bell", r"^  board \| journal +\d+ round +\d+ bell ",
+     r"^dealer: round \d+ was cut after the bell: lift the cover, enter the dice"),
+    ("result entry", r"^  board \| journal +\d+ round +\d+ cover_off ",
+     r"^dealer: round \d+ was cut in result entry: void it"),
+    ("paying", r"^  board \| journal +\d+ round +\d+ result ",
+     r"^dealer: round \d+ was cut while paying"),
+    ("hold", r"^dealer: round \d+ is held", r"^dealer: round \d+ is held"),
+    ("alarm", r"^dealer: the alarm lamp is lit", r"^dealer: the alarm lamp is lit"),
+)
+RESULT = re.compile(r"^  board \| journal +\d+ round +(\d+) result ")
+ENDED = re.compile(r"^round (\d+) (paid|void)")
+
+
+class Demo:
+    """One `sicbo demo` process, its lines read as they come."""
+
+    def __init__(self, folder, seed, *extra):
+        self.proc = subprocess.Popen(
+            SICBO + ["demo", "--folder", folder, "--pace", "0.05", "--seed", str(seed),
+                     "--incidents", "0.6", *extra],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines = []
+        self.cond = threading.Condition()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    def wait(self, pattern, since=0, timeout=ROUND_DEADLINE):
+        """The index of the first line from `since` on matching pattern."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for i in range(since, len(self.lines)):
+                    if rx.search(self.lines[i]):
+                        return i
+                since = len(self.lines)
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self.thread.is_alive()):
+                    raise AssertionError("no line %r within %d s (exit %s); last lines:\n%s"
+                                         % (pattern, timeout, self.proc.poll(),
+                                            "\n".join(self.lines[-40:])))
+                self.cond.wait(min(left, 0.5))
+
+    def stop(self):
+        """Ctrl-C; the exit status."""
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            code = self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise AssertionError("the demo did not stop within 60 s of its Ctrl-C") from None
+        self.thread.join(10)
+        return code
+
+    def text(self):
+        with self.cond:
+            return "\n".join(self.lines)
+
+
+def read_journal(folder):
+    _cfg, table = load_table(None)
+    jdir = os.path.join(folder, "fs", "journal")
+    segs = segments([jdir])
+    return Reading(segs, table), [r for _n, data in segs for r in journal.records(data)]
+
+
+def check_journal(folder, ended):
+    """No round lost (each the demo saw end is in the journal, ended the
+    same way), none doubled (a round id started once, one result at most),
+    nothing damaged (a record torn by the stop is all there may be).
+    Returns the number of rounds with a result."""
+    rd, recs = read_journal(folder)
+    assert [d for d in rd.damage if d["kind"] != "torn"] == [], rd.damage
+    starts = [r.round for r in recs if r.type == R.J_ROUND]
+    assert starts == list(range(1, len(starts) + 1)), starts  # none lost, none twice
+    results = [r.round for r in recs if r.type == R.J_RESULT]
+    assert len(results) == len(set(results)), results
+    rounds = {r.round: r for r in rd.recall.rounds}
+    for rid, how in ended.items():
+        assert rid in rounds, (rid, how, sorted(rounds))
+        assert rounds[rid].status == how, (rid, how, rounds[rid].status)
+    return len(set(results))
+
+
+def test_the_demo_plays_on_after_a_stop_at_any_moment(tmp_path):
+    folder = str(tmp_path / "demo")
+    ended = {}  # round id -> "paid" / "void", as the demo said
+    results = 0
+    first = True
+    expect = None  # what this run must do about the round the last stop cut
+    for k, (moment, pattern, then) in enumerate(MOMENTS):
+        demo = Demo(folder, 100 + k, *(("--fresh",) if first else ()))
+        try:
+            if expect is not None:
+                demo.wait(expect[1], timeout=ROUND_DEADLINE)
+            # a whole round of this run first: a result journaled, then its end
+            i = demo.wait(RESULT.pattern)
+            i = demo.wait(r"^round %s paid" % RESULT.match(demo.lines[i]).group(1), i)
+            if first:
+                # a second demo on the same folder would be a second board on
+                # its filesystem, writing its journal: refused
+                r = subprocess.run(SICBO + ["demo", "--folder", folder, "--fresh"], cwd=REPO,
+                                   capture_output=True, text=True, timeout=60)
+                assert r.returncode == 2 and r.stdout == "", r
+                assert r.stderr.strip() == (
+                    "sicbo demo: %s is in use by sicbo demo (pid %d): stop it first (one "
+                    "virtual board per run folder)" % (folder, demo.proc.pid)), r.stderr
+            demo.wait(pattern, i + 1)
+        finally:
+            code = demo.stop()
+        out = demo.text()
+        assert code == 130, (moment, code, out[-3000:])
+        assert "Traceback" not in out and "sicbo demo:" not in out, (moment, out[-3000:])
+        for line in demo.lines:
+            m = ENDED.match(line)
+            if m:
+                ended[int(m.group(1))] = m.group(2)
+        now = check_journal(folder, ended)
+        assert now > results, (moment, now, results)  # this run journaled a new result
+        results = now
+        first = False
+        expect = (moment, then)
+    # and once more, to its end: a whole round after the last stop (an alarm)
+    demo = Demo(folder, 99, "--rounds", "1", "--incidents", "0")
+    try:
+        code = demo.proc.wait(ROUND_DEADLINE)
+    except subprocess.TimeoutExpired:
+        demo.stop()
+        raise
+    demo.thread.join(10)
+    out = demo.text()
+    assert code == 0, out[-3000:]
+    assert re.search(expect[1], out, re.M), out[-3000:]  # the stop left it lit: cleared
+    assert re.search(r"^1 round played", out, re.M), out[-2000:]
+    for line in demo.lines:
+        m = ENDED.match(line)
+        if m:
+            ended[int(m.group(1))] = m.group(2)
+    assert check_journal(folder, ended) > results
+    rd, _recs = read_journal(folder)
+    assert rd.replay.state == E.ST_IDLE
+    assert all(r.status in ("paid", "void") for r in rd.recall.rounds)
+
+
+def test_a_board_out_of_service_is_said_with_what_to_type(tmp_path):
+    # Three failed boots in a row counted on the board: it stays out of
+    # service, which the demo cannot mend; it says so, and what to type.
+    folder = tmp_path / "demo"
+    (folder / "fs").mkdir(parents=True)
+    (folder / "fs" / "fault.txt").write_text("3\nstage 3: MemoryError: a test\n")
+    r = subprocess.run(SICBO + ["demo", "--folder", str(folder), "--pace", "0.05"], cwd=REPO,
+                       capture_output=True, text=True, timeout=ROUND_DEADLINE)
+    assert r.returncode == 2, r.stdout[-3000:] + r.stderr
+    err = r.stderr.strip()
+    assert err.count("\n") == 0 and "Traceback" not in r.stdout + r.stderr
+    assert err.startswith("sicbo demo: the board cannot play: OUT OF SERVICE after 3 failed "
+                          "boots (last: stage 3: MemoryError: a test)"), err
+    assert "sicbo diag --port %s status" % (folder / "tty") in err
+    assert "sicbo demo --fresh" in err
+    assert "=== round" not in r.stdout  # no dealer on a board that cannot play
+
+
+def test_a_folder_a_virtual_board_runs_on_is_refused(tmp_path):
+    from host_tools.vboard import VirtualBoard
+
+    folder = str(tmp_path / "vb")
+    with VirtualBoard(folder, heap="110k"):
+        r = subprocess.run(SICBO + ["demo", "--folder", folder], cwd=REPO, capture_output=True,
+                           text=True, timeout=60)
+    assert r.returncode == 2, r
+    assert r.stderr.strip() == (
+        "sicbo demo: a virtual board already runs on %s (its control socket answers): stop it "
+        "first (one virtual board per run folder)" % folder), r.stderr

@@ -1,0 +1,374 @@
+# The journal as the outbox (device/link/outbox.py) without a network: the
+# link's passes driven with a clock of the test's own, packets captured as
+# they are sent, the broker's answers fed to its parser. Portable.
+import os
+
+import linkkit
+from link import client as C
+from link import mqtt
+from link.outbox import Link, read_cursor, write_cursor
+
+from journal_store import JournalStore
+
+DIR = "/tmp/sicbo-test-outbox"
+
+
+def _dir(name):
+    for d in (DIR, DIR + "/" + name):
+        try:
+            os.mkdir(d)
+        except OSError:
+            pass
+    d = DIR + "/" + name
+    for f in os.listdir(d):
+        os.remove(d + "/" + f)
+    return d
+
+
+class Quiet:
+    """A socket with nothing to read (the test delivers the broker's bytes)."""
+
+    def readinto(self, buf):
+        return None
+
+    def close(self):
+        pass
+
+
+class Rig(Link):
+    """A Link whose packets go to a list; connected at once when opened."""
+
+    def __init__(self, source, name, **kw):
+        self.sent = []
+        self.ups = 0
+        self.downs = []
+        kw.setdefault("ticks_ms", lambda: 0)
+        Link.__init__(self, source, "S1", "T01", "127.0.0.1", 1, _dir(name) + "/cursor",
+                      up=self._up, down=self._down, **kw)
+
+    def _up(self):
+        self.ups += 1
+
+    def _down(self, code, detail):
+        self.downs.append((code, detail))
+
+    def open(self, now):
+        self.state = C.CONNECTING
+        self.t0 = now
+        self.last_rx = now
+        self._sock = Quiet()
+
+    def send(self, buf, off, n, now):
+        if self.state == C.FAILED:
+            return False
+        self.sent.append(bytes(buf[off:off + n]))
+        self.packets += 1
+        self.last_tx = now
+        return True
+
+    def deliver(self, data, now):
+        p = self.parser
+        p.buf[p.have:p.have + len(data)] = data
+        p.have += len(data)
+        self.last_rx = now
+        while True:
+            k = p.next()
+            if k <= 0:
+                assert k == 0, k
+                return
+            self._take(k, p, now)
+            p.drop()
+
+    def connack(self, now):
+        self.step(now)  # DOWN -> CONNECTING
+        self.deliver(b"\x20\x02\x00\x00", now)
+        self.step(now)  # up: subscribe, status, publishes
+
+    def publishes(self, since=0):
+        """(pid, dup, retain, topic, seqs) of the PUBLISH packets sent."""
+        out = []
+        for pkt in self.sent[since:]:
+            if pkt[0] >> 4 != 3:
+                continue
+            p = mqtt.Parser(2048)
+            p.buf[0:len(pkt)] = pkt
+            p.have = len(pkt)
+            assert p.next() == 3
+            payload = bytes(p.buf[p.payload:p.payload + p.payload_len])
+            topic = bytes(p.buf[p.topic:p.topic + p.topic_len])
+            seqs = linkkit.seqs_of(payload) if topic.endswith(b"journal") else payload
+            out.append((p.pid, bool(pkt[0] & 8), bool(pkt[0] & 1), topic, seqs))
+        return out
+
+    def journal(self, since=0):
+        return [p for p in self.publishes(since) if p[3].endswith(b"journal")]
+
+
+def _ack(value, pid=100):
+    topic = b"sicbo/S1/T01/ack"
+    body = len(topic).to_bytes(2, "big") + topic + pid.to_bytes(2, "big") + value
+    return bytes([0x32, len(body)]) + body
+
+
+def _puback(pid):
+    return b"\x40\x02" + pid.to_bytes(2, "big")
+
+
+def _source(n):
+    s = linkkit.MemorySource()
+    s.add(1, n)
+    return s
+
+
+def test_connects_subscribes_publishes_status_then_a_window_of_whole_batches():
+    link = Rig(_source(100), "window", window=4, batch=512)
+    link.connack(0)
+    kinds = [pkt[0] >> 4 for pkt in link.sent]
+    assert kinds[:2] == [8, 3]  # SUBSCRIBE (the ack topic), the status
+    assert link.sent[0][-1] == 1 and b"sicbo/S1/T01/ack" in link.sent[0]  # QoS 1
+    status = link.publishes()[0]
+    assert status[2] and status[3] == b"sicbo/S1/T01/status"  # retained
+    j = link.journal()
+    assert len(j) == 4  # the window
+    assert [p[4] for p in j] == [list(range(1 + 14 * i, 15 + 14 * i)) for i in range(4)]
+    assert link.top == 56 and link.cursor == 0 and link.ups == 1
+    link.step(10)
+    assert len(link.journal()) == 4  # nothing more until a PUBACK
+
+
+def test_puback_frees_the_window_but_only_the_ack_moves_the_cursor():
+    link = Rig(_source(100), "puback", window=2)
+    link.connack(0)
+    j = link.journal()
+    link.deliver(_puback(j[0][0]) + _puback(j[1][0]), 1)
+    assert link.cursor == 0
+    link.step(2)
+    assert len(link.journal()) == 4 and link.cursor == 0
+    link.deliver(_ack(b"20"), 3)
+    assert link.cursor == 20
+    link.deliver(_ack(b"7"), 4)  # older: never back
+    assert link.cursor == 20
+    link.deliver(_ack(b"5000"), 5)  # beyond what was sent: only what was sent
+    assert link.cursor == link.top == 56
+    link.deliver(_ack(b"x1"), 6)
+    assert linkkit.stats(link)["beyond"] == 1 and linkkit.stats(link)["garbage"] == 1
+    # every ack publish got its PUBACK
+    assert [pkt for pkt in link.sent if pkt[0] == 0x40] == []  # not yet: the next pass
+    link.step(7)
+    assert len([pkt for pkt in link.sent if pkt[0] == 0x40]) == 4
+
+
+def test_a_publish_on_another_topic_and_a_stray_puback_are_counted_and_ignored():
+    link = Rig(_source(20), "foreign")
+    link.connack(0)
+    topic = b"sicbo/S1/T02/ack"
+    body = len(topic).to_bytes(2, "big") + topic + b"\x00\x05" + b"20"
+    link.deliver(bytes([0x32, len(body)]) + body, 1)
+    link.deliver(_puback(999), 1)
+    assert link.cursor == 0
+    assert linkkit.stats(link)["foreign"] == 1 and linkkit.stats(link)["stray_pubacks"] == 1
+
+
+def test_without_ack_it_goes_back_to_the_cursor():
+    link = Rig(_source(30), "goback", window=4, ack_wait_ms=1000)
+    link.connack(0)
+    j = link.journal()
+    for p in j:
+        link.deliver(_puback(p[0]), 10)
+    link.deliver(_ack(b"14"), 10)
+    n = len(link.sent)
+    link.step(500)
+    assert link.journal(n) == []  # everything sent, waiting
+    link.step(1011)  # the ack has not moved for ack_wait_ms
+    link.step(1012)
+    again = link.journal(n)
+    assert again and again[0][4][0] == 15 and linkkit.stats(link)["gobacks"] == 1
+    assert not again[0][1]  # a new publish, not a DUP
+
+
+def test_after_a_reconnection_the_window_goes_again_with_dup_and_its_ids():
+    link = Rig(_source(100), "dup", window=3)
+    link.connack(0)
+    first = link.journal()
+    link.deliver(_puback(first[0][0]), 1)  # the first is through
+    link.step(2)  # and one more goes
+    inflight = link.journal()[1:]
+    assert len(inflight) == 3
+    link._fail(C.L_CLOSED)
+    link.step(3)
+    assert link.downs == [(C.L_CLOSED, 0)] and link.state == C.DOWN
+    n = len(link.sent)
+    link.step(100000)  # after the backoff: connect again
+    link.deliver(b"\x20\x02\x01\x00", 100000)
+    link.step(100001)
+    again = link.journal(n)
+    assert [(p[0], p[1], p[4]) for p in again[:3]] == [(p[0], True, p[4]) for p in inflight]
+    assert linkkit.stats(link)["resent"] == 3 and link.ups == 2
+
+
+def test_packet_ids_skip_those_in_flight_across_the_wrap():
+    link = Rig(_source(200), "pids", window=4)
+    link.pid = 65533
+    link.connack(0)
+    pids = [p[0] for p in link.publishes()]
+    assert pids == [65535, 1, 2, 3, 4]  # (65534: SUBSCRIBE) status, then the window
+    link.pid = 65535  # as if the counter came round again
+    link.deliver(_puback(2), 1)  # 65535, 1 and 3 still in flight
+    link.step(2)
+    assert link.publishes()[-1][0] == 2  # 1 is skipped: in flight
+
+
+def test_cursor_saved_atomically_and_read_back():
+    d = _dir("cursor")
+    path = d + "/cursor"
+    assert read_cursor(path) == 0
+    write_cursor(path, 123)
+    write_cursor(path, 4567)
+    assert read_cursor(path) == 4567
+    assert sorted(os.listdir(d)) == ["cursor"]  # no temporary file left
+    with open(path, "w") as f:
+        f.write("garbage")
+    assert read_cursor(path) == 0  # then everything goes again
+    link = Rig(_source(50), "saved", save_ms=100)
+    link.connack(0)
+    link.deliver(_ack(b"14"), 10)
+    link.step(50)
+    assert read_cursor(link.cursor_path) == 0  # not yet: at most every save_ms
+    link.step(150)
+    assert read_cursor(link.cursor_path) == 14
+    d = _dir("saved2")
+    write_cursor(d + "/cursor", 999)
+    # a journal behind the file (lost, started again): from its end
+    assert Link(_source(50), "S1", "T01", "127.0.0.1", 1, d + "/cursor").cursor == 50
+
+
+def test_an_outage_is_told_once_and_retried_with_a_capped_backoff():
+    link = Rig(_source(5), "backoff", backoff_ms=100, backoff_max_ms=400)
+    tries = []
+    now = 0
+    for _ in range(400):
+        was = link.state
+        link.step(now)
+        if was == C.DOWN and link.state == C.CONNECTING:
+            tries.append(now)
+            link._fail(C.L_SOCKET, 111)
+            link.step(now)
+        now += 10
+    assert link.downs == [(C.L_SOCKET, 111)]
+    gaps = [tries[i + 1] - tries[i] for i in range(len(tries) - 1)]
+    assert len(tries) >= 6
+    assert 100 <= gaps[0] <= 170 and 200 <= gaps[1] <= 320
+    assert all(400 <= g <= 620 for g in gaps[3:])  # capped (plus jitter)
+
+
+def test_a_fault_in_the_source_is_contained_by_the_task():
+    _contained(OSError(5), C.L_SOCKET, 5)
+
+
+def test_memory_error_in_the_link_is_contained_by_the_task():
+    _contained(MemoryError(), C.L_MEMORY, 0)
+
+
+def _contained(exc, code, detail):
+    import asyncio
+
+    class Broken(linkkit.MemorySource):
+        def read_after(self, seq, buf, limit):
+            raise exc
+
+    s = Broken()
+    s.add(1, 10)
+    link = Rig(s, "broken", tick_ms=1, backoff_ms=5)
+    link.ticks = lambda: 0
+    beats = []
+    link.alive = lambda: beats.append(1)
+
+    async def main():
+        t = asyncio.create_task(link.run())
+        for _ in range(500):
+            if len(beats) >= 20 and link.downs:
+                break
+            if link.state == C.CONNECTING:
+                link.deliver(b"\x20\x02\x00\x00", 0)
+            await asyncio.sleep(0.002)
+        t.cancel()
+        try:
+            await t
+        except BaseException:  # noqa: B036 - cancelled
+            pass
+
+    asyncio.run(main())
+    assert link.downs and link.downs[0] == (code, detail)
+    assert len(beats) >= 20  # alive() went on
+
+
+def _store(name, n, segment_bytes=300):
+    st = JournalStore(_dir(name), segment_bytes=segment_bytes, max_segments=100)
+    st.boot(lambda piece: None)
+    for seq in range(1, n + 1):
+        st.append(linkkit.record(seq))
+    return st
+
+
+def test_the_store_reads_every_record_after_a_cursor_across_segments_in_batches():
+    st = _store("src", 60)
+    assert len(st.segments()) >= 7
+    src = st
+    buf = bytearray(1024)
+    seq = 0
+    got = []
+    while True:
+        n = src.read_after(seq, buf, 200)
+        if not n:
+            break
+        assert n <= 200
+        seqs = linkkit.seqs_of(buf[:n])
+        got += seqs
+        seq = seqs[-1]
+    assert got == list(range(1, 61))
+    # a buffer of the table's largest record only (Link's `largest`)
+    small = bytearray(100)
+    seq = 0
+    got = []
+    while True:
+        n = src.read_after(seq, small, 100)
+        if not n:
+            break
+        got += linkkit.seqs_of(small[:n])
+        seq = got[-1]
+    assert got == list(range(1, 61))
+    # from anywhere (a go-back, a DUP resend)
+    n = src.read_after(33, buf, 72)
+    assert linkkit.seqs_of(buf[:n]) == [34, 35]
+    # a record appended later is found where the last read stopped
+    st.append(linkkit.record(61))
+    assert src.read_after(60, buf, 512) == 36 and linkkit.seqs_of(buf[:36]) == [61]
+    st.close()
+
+
+def test_the_store_reads_past_damage_and_rotated_segments():
+    st = _store("damage", 30, segment_bytes=4000)
+    st.close()
+    path = st.path(st.segments()[-1])
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    data[36 * 5 + 10] ^= 0xFF  # record 6 damaged
+    data += b"\xa5\x01\x24"  # a torn tail
+    with open(path, "wb") as f:
+        f.write(data)
+    src = st
+    buf = bytearray(1024)
+    n = src.read_after(0, buf, 1024)
+    assert linkkit.seqs_of(buf[:n]) == [1, 2, 3, 4, 5]
+    n = src.read_after(5, buf, 1024)
+    assert linkkit.seqs_of(buf[:n]) == list(range(7, 31))
+    assert src.read_after(30, buf, 1024) == 0
+    # rotation deleted the oldest segments: what is left is read
+    st2 = _store("rotated", 40)
+    for n in st2.segments()[:3]:
+        os.remove(st2.path(n))
+    st2 = JournalStore(st2.folder, segment_bytes=300, max_segments=100)  # as after rotation
+    src = st2
+    n = src.read_after(0, buf, 1024)
+    assert linkkit.seqs_of(buf[:n])[0] > 1
+    st2.close()
