@@ -68,10 +68,14 @@ TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 HEAP = os.environ.get("SICBO_VBOARD_HEAP") or None
 KEYS = ("shake", "key_bell", "key_void", "key_payout", "key_confirm", "key_face_1",
         "key_face_2", "key_face_3", "key_face_4", "key_face_5", "key_face_6")
+# A press for the board's attention (host_tools/simclient.py): held until it
+# has read it for PRESS_MS, then released as long; the dealer goes on once
+# the board has seen the release.
 PRESS_MS = 40
-AFTER_PRESS_S = 0.07  # the press, its release, and the release's debounce
-LAMP_TIMEOUT_S = 3
-BOOT_TIMEOUT_S = 30
+# Waits end when what they wait for comes; these are for a board that never
+# gets there, long enough for a busy machine.
+LAMP_TIMEOUT_S = 60
+BOOT_TIMEOUT_S = 120
 MAX_FAILED_IN_A_ROW = 3
 # What the app prints once the table runs (device/startup.py), and what a
 # boot that does not get there prints.
@@ -122,6 +126,7 @@ class Campaign:
         self.round = 0
         self.step = "idle"
         self.round_s = 0.6  # running mean of a round's duration
+        self.rung = None  # the bell's ring count before this round's bell key
         self.unexpected = []
         self.misses = []  # (round, step, last journal records) of each Missed
         self.console = None
@@ -176,8 +181,8 @@ class Campaign:
             for k in KEYS:  # no key held at power-on (confirm would be the recovery mode)
                 self.client.release(k)
             mark = self.console.mark()
-            self.vb.power_on(timeout=0)
-            self.console.reattach()
+            # the console is open before the interpreter prints
+            self.vb.power_on(timeout=0, before_boot=self.console.reattach)
             try:
                 self.wait_running(mark)
                 break
@@ -257,6 +262,7 @@ class Campaign:
         raise RuntimeError("the board did not boot (boot %d) within %d s" % (boot, BOOT_TIMEOUT_S))
 
     def power_cycle(self):
+        self.rung = None  # a bell rung before the cut is not waited for after it
         self.cuts += 1
         self.cut_where[self.step] = self.cut_where.get(self.step, 0) + 1
         self.vb.power_cut()
@@ -323,7 +329,25 @@ class Campaign:
     def press(self, key):
         self.due()
         self.client.press(key, ms=PRESS_MS)
-        self.sleep(AFTER_PRESS_S)
+        deadline = time.monotonic() + LAMP_TIMEOUT_S
+        while self.client.state()["inputs"][key]:  # until the board has seen the release
+            self.due()
+            if time.monotonic() > deadline:
+                raise Missed("round %d (%s): the board never read %s" % (self.round, self.step,
+                                                                         key))
+            time.sleep(0.005)
+
+    def bell_rung(self, before):
+        """Until the bell has rung (more than `before` times) and is off."""
+        deadline = time.monotonic() + LAMP_TIMEOUT_S
+        while True:
+            self.due()
+            b = self.client.outputs()["bell"]
+            if b["on_count"] > before and not b["level"]:
+                return
+            if time.monotonic() > deadline:
+                raise Missed("round %d (%s): the bell never rang out" % (self.round, self.step))
+            time.sleep(0.005)
 
     def play(self, void):
         """Play from the state the board is in to the end of a round."""
@@ -331,24 +355,25 @@ class Campaign:
         if self.state == E.ST_IDLE:
             self.step = "idle"
             self.due()
-            c.cover_on()
-            c.fasten_clasps()
-            self.sleep(0.02)
+            # until the board has taken them: a shake pressed as the cover
+            # goes on can be taken before it (and refused)
+            c.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1}, wait_ms=PRESS_MS)
             self.step = "shake"
             self.press("shake")
             self.wait_lit("PLACE_BETS")
             self.round += 1
             self.state = E.ST_OPEN
             self.step = "open"
+            self.rung = c.outputs()["bell"]["on_count"]
             self.press("key_bell")
             self.wait_lit("PLACE_BETS", on=False)
             self.state = E.ST_CLOSED
         if self.state == E.ST_CLOSED:
             self.step = "closed"
-            self.sleep(0.06)  # the bell rings out
-            c.open_clasps()
-            c.cover_off()
-            self.sleep(0.02)
+            if self.rung is not None:  # the bell rings out (resumed here: rung before the cut)
+                self.bell_rung(self.rung)
+            self.rung = None
+            c.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0}, wait_ms=PRESS_MS)
             self.state = E.ST_RESULT
         if self.state == E.ST_RESULT:
             self.step = "entry"

@@ -85,6 +85,10 @@ def stage_files(faults, board_path, table_path, say):
             # for this), keep the result, and start again: the boot that runs
             # the table never has the parsers' garbage in its heap.
             board, cfg = tablefiles.parse(board_path, table_path)
+            # Said once per board file (the boot that checks it), not on every
+            # boot: diag.status() counts them, sicbo deploy lists them.
+            for w in board.warnings:
+                say("sicbo: board warning: " + w)
             if tablefiles.keep(board_path, board, cfg, config):
                 say("sicbo: configuration checked and kept in %s: restarting"
                     % tablefiles.cache_path(board_path))
@@ -299,8 +303,6 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     board, cfg, table, config, restart = files
     if restart == _RESTART:
         return None, True
-    for w in board.warnings:
-        say("sicbo: board warning: " + w)
     from hw.inputs import confirm_held
 
     if confirm_held(board):  # the dealer's confirm key held at power-on

@@ -29,7 +29,7 @@ class SerialWatch:
         self.thread = threading.Thread(target=self._run, name="serial-watch", daemon=True)
         self.thread.start()
 
-    def reattach(self, timeout=5):
+    def reattach(self, timeout=60):
         """(Re)open the port; OSError if it does not come back in time."""
         deadline = time.monotonic() + timeout
         with self.lock:

@@ -3,7 +3,10 @@
     with TableClient(run_folder + "/control.sock") as table:
         table.cover_on(); table.fasten_clasps()
         table.press("key_bell", ms=120, wait=True)
-        table.wait_for(lambda t: t.outputs()["bell"]["on_count"] >= 1, timeout=5)
+        table.wait_for(lambda t: t.outputs()["bell"]["on_count"] >= 1)
+
+Waits end as soon as their condition holds; their timeouts (WAIT_S by
+default) are for a board that never gets there, long enough for a busy host.
 """
 
 from __future__ import annotations
@@ -13,13 +16,15 @@ import socket
 import time
 from typing import Any, Callable
 
+WAIT_S = 60.0
+
 
 class TableError(Exception):
     """The table refused a request (its error message), or the channel broke."""
 
 
 class TableClient:
-    def __init__(self, control_path: str, timeout: float = 5.0):
+    def __init__(self, control_path: str, timeout: float = WAIT_S):
         self.path = control_path
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.settimeout(timeout)
@@ -70,31 +75,54 @@ class TableClient:
 
     # ---- inputs -------------------------------------------------------------
 
-    def set(self, signal: str, level: int) -> None:
-        self.request("set", signal=signal, level=level)
+    def set(self, signal: str, level: int, wait_ms: int | None = None) -> None:
+        """Set an input. With wait_ms (a board connected): return once the
+        board has read the level for wait_ms (twice, at least wait_ms after
+        its first read of it): it has taken it, and what comes next comes
+        after it. wait_ms should be at least the board's debounce_ms."""
+        r = self.request("set", signal=signal, level=level, **(
+            {"ms": wait_ms} if wait_ms is not None else {}))
+        if r.get("held"):
+            self.wait_for(lambda t: signal not in t.state()["held"],
+                          timeout=(wait_ms or 0) / 1000 + WAIT_S)
 
     def press(self, key: str, ms: int = 120, wait: bool = False) -> None:
-        """Press a key (or any input) for ms; with wait, return after the release."""
+        """Press a key (or any input) for ms. With a board connected, for ms
+        of its attention: held until it has read the key pressed for ms,
+        then released until it has read that for ms (a press of a key still
+        held waits for that). With wait, return once the board has seen the
+        release (the next press of the key is a new press to it)."""
         self.request("press", key=key, ms=ms)
         if wait:
-            self.wait_for(lambda t: not t.state()["inputs"][key], timeout=ms / 1000 + 2)
+            self.wait_for(lambda t: not t.state()["inputs"][key], timeout=ms / 1000 + WAIT_S)
 
     def release(self, key: str) -> None:
         self.request("release", key=key)
 
-    def cover_on(self) -> None:
-        self.set("cover", 1)
+    def cover_on(self, wait_ms: int | None = None) -> None:
+        self.set("cover", 1, wait_ms)
 
-    def cover_off(self) -> None:
-        self.set("cover", 0)
+    def cover_off(self, wait_ms: int | None = None) -> None:
+        self.set("cover", 0, wait_ms)
 
-    def fasten_clasps(self) -> None:
-        self.set("clasp_left", 1)
-        self.set("clasp_right", 1)
+    def fasten_clasps(self, wait_ms: int | None = None) -> None:
+        self.set_all({"clasp_left": 1, "clasp_right": 1}, wait_ms)
 
-    def open_clasps(self) -> None:
-        self.set("clasp_left", 0)
-        self.set("clasp_right", 0)
+    def open_clasps(self, wait_ms: int | None = None) -> None:
+        self.set_all({"clasp_left": 0, "clasp_right": 0}, wait_ms)
+
+    def set_all(self, levels: dict[str, int], wait_ms: int | None = None) -> None:
+        """Several inputs at once; with wait_ms, until the board has taken
+        every one (as set())."""
+        held = []
+        for signal, level in levels.items():
+            r = self.request("set", signal=signal, level=level, **(
+                {"ms": wait_ms} if wait_ms is not None else {}))
+            if r.get("held"):
+                held.append(signal)
+        if held:
+            self.wait_for(lambda t: not set(held) & set(t.state()["held"]),
+                          timeout=(wait_ms or 0) / 1000 + WAIT_S)
 
     def supervisor(self, on: bool) -> None:
         self.set("supervisor", 1 if on else 0)
@@ -109,7 +137,7 @@ class TableClient:
         port gone (a table without a virtual board refuses)."""
         self.request("power_cut")
 
-    def power_on(self, wait: bool = True, timeout: float = 10.0) -> int:
+    def power_on(self, wait: bool = True, timeout: float = WAIT_S) -> int:
         """Power back; with `wait`, until the board's boot connects to the
         table (when the firmware imports `machine`). Returns the boot number
         of the table's next `connect` (its count so far + 1)."""
@@ -142,7 +170,7 @@ class TableClient:
             return self.request("events", since=since)
         return self.request("events", since=since, kinds=kinds)
 
-    def wait_for(self, predicate: Callable[[TableClient], Any], timeout: float = 5.0,
+    def wait_for(self, predicate: Callable[[TableClient], Any], timeout: float = WAIT_S,
                  interval: float = 0.02) -> Any:
         """Poll predicate(self) until it returns something true; return that, or
         raise TimeoutError after timeout seconds."""
@@ -156,7 +184,7 @@ class TableClient:
                                    % timeout)
             time.sleep(interval)
 
-    def wait_event(self, kind: str, since: int = 0, timeout: float = 5.0,
+    def wait_event(self, kind: str, since: int = 0, timeout: float = WAIT_S,
                    match: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
         """Wait for the first event of `kind` numbered >= since (and matching)."""
         def find(t: TableClient) -> dict[str, Any] | None:

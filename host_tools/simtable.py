@@ -135,6 +135,11 @@ class TableServer:
         self._lock = threading.RLock()
         self._physical = {name: 0 for name in self._inputs}
         self._releases: dict[str, float] = {}
+        # Inputs pressed or set for the board's attention (it says when it has
+        # taken them, 'E'): the level each is left at then; and the presses
+        # of them waiting for that (their ms).
+        self._held: dict[str, int] = {}
+        self._queued: dict[str, list[int]] = {}
         self._events: list[dict[str, Any]] = []
         self._next_event = 0
         self._t0 = time.monotonic()
@@ -311,6 +316,11 @@ class TableServer:
         self._wire = None
         with self._lock:
             self._wdt_due = None  # the interpreter ended: its watchdog with it
+            # Nobody is there to see the keys held for the board: the finger
+            # lifts (a key held through a power-on would change the boot).
+            for name, after in list(self._held.items()):
+                self._unhold(name)
+                self._set_input(name, after, "release")
             for out in self._outputs.values():
                 self._output_level(out, 0, None)
             self._event("disconnect", why=why)
@@ -400,6 +410,17 @@ class TableServer:
             # a board that no longer does (stuck at the REPL), and the two
             # never both count one expiry.
             self._wdt_due = time.monotonic() + ms / 1000 + WDT_GRACE_S if ms else None
+        elif kind == b"E" and len(pl) in (1, 2):
+            # the board has seen a held key pressed, then released
+            held = self._held_name(pl)
+            if held is not None:
+                level = self._held.pop(held)
+                if self._physical[held] != level:
+                    self._physical[held] = level
+                    self._event("input", signal=held, level=level, how="release")
+                queued = self._queued.get(held)
+                if queued:
+                    self._hold(held, queued.pop(0))
         elif kind == b"R" and len(pl) == 1:
             self._wdt_due = None
             self._resets.append(pl[0])
@@ -463,6 +484,38 @@ class TableServer:
         return lit
 
     # ---- physical inputs ----------------------------------------------------
+
+    def _held_name(self, pl: bytes) -> str | None:
+        for name in self._held:
+            inp = self._inputs[name]
+            if isinstance(inp, simkeys.ChainKey):
+                if len(pl) == 2 and (inp.chain.load, inp.bit) == (pl[0], pl[1]):
+                    return name
+            elif len(pl) == 1 and inp.pin == pl[0]:
+                return name
+        return None
+
+    def _hold(self, name: str, ms: int, level: int | None = None) -> None:
+        """Press `name` until the board has read it pressed for ms, then
+        released for ms (sim/_sim_wire.py): a starved interpreter still sees
+        the press and the release, as a board sees a dealer's. With `level`:
+        set it, until the board has read it so for ms."""
+        inp = self._inputs[name]
+        now, after = (1, 0) if level is None else (level, level)
+        self._held[name] = after
+        if self._physical[name] != now:
+            self._physical[name] = now
+            self._event("input", signal=name, level=now, how="press" if level is None
+                        else "set")
+        msb = bytes((ms >> 8, ms & 255))
+        if isinstance(inp, simkeys.ChainKey):
+            self._send(b"L", bytes((inp.chain.load, inp.bit, inp.pad(now), inp.pad(after))) + msb)
+        else:
+            self._send(b"Q", bytes((inp.pin, inp.pad(now), inp.pad(after))) + msb)
+
+    def _unhold(self, name: str) -> None:
+        self._held.pop(name, None)
+        self._queued.pop(name, None)
 
     def _set_input(self, name: str, active: int, how: str) -> None:
         if self._physical[name] == active:
@@ -555,23 +608,46 @@ class TableServer:
         level = req.get("level")
         if level not in (0, 1) or isinstance(level, float):
             raise RequestError("level must be 0 or 1, got %r" % (level,))
+        ms = req.get("ms")
+        if ms is not None and (isinstance(ms, bool) or not isinstance(ms, int)
+                               or not 1 <= ms <= 0xFFFF):
+            raise RequestError("ms must be an int 1..65535, got %r" % (ms,))
         self._releases.pop(name, None)
+        if name in self._held:  # set by hand: the board no longer releases it
+            self._unhold(name)
+            self._physical[name] = 1 - int(level)
+        if ms is not None and self._wire is not None and self._hello:
+            # for the board's attention: until it has read the level for ms
+            self._hold(name, ms, int(level))
+            return {"ok": True, "signal": name, "level": int(level), "held": True}
         self._set_input(name, int(level), "set")
-        return {"ok": True, "signal": name, "level": int(level)}
+        return {"ok": True, "signal": name, "level": int(level), "held": False}
 
     def _op_press(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self._signal(req, "key")
         ms = req.get("ms", 120)
         if isinstance(ms, bool) or not isinstance(ms, int) or not 1 <= ms <= 600000:
             raise RequestError("ms must be an int 1..600000, got %r" % (ms,))
+        if self._wire is not None and self._hello and ms <= 0xFFFF:
+            # for the board's attention: pressed for ms of its reads, then
+            # released for as long; a press of a key still held waits
+            self._releases.pop(name, None)
+            if name in self._held:
+                self._queued.setdefault(name, []).append(ms)
+                return {"ok": True, "key": name, "ms": ms, "queued": True}
+            self._hold(name, ms)
+            return {"ok": True, "key": name, "ms": ms, "queued": False}
         self._set_input(name, 1, "press")
         self._releases[name] = time.monotonic() + ms / 1000
         os.write(self._wake_w, b"x")
-        return {"ok": True, "key": name, "ms": ms}
+        return {"ok": True, "key": name, "ms": ms, "queued": False}
 
     def _op_release(self, req: dict[str, Any]) -> dict[str, Any]:
         name = self._signal(req, "key")
         self._releases.pop(name, None)
+        if name in self._held:
+            self._unhold(name)
+            self._physical[name] = 1  # the board has it pressed: the frame releases it
         self._set_input(name, 0, "release")
         return {"ok": True, "key": name}
 
@@ -659,6 +735,7 @@ class TableServer:
                 "inputs": dict(self._physical),
                 "pressed_until_ms": {n: int((at - self._t0) * 1000)
                                      for n, at in self._releases.items()},
+                "held": sorted(self._held),
                 "outputs": {n: o.level for n, o in self._outputs.items()},
                 "lamps": self._lamps_summary(0),
                 "reader_tx": self._reader_tx.decode("latin-1"),

@@ -20,15 +20,16 @@ In parts:
   at ``/.vboard``, neither listed in ``/``; sets ``sys.path`` to
   ``['', '.frozen', '/lib']`` (plus ``'/.frozen'`` when sim/ is served) and
   ``sys.argv`` to ``[]``; runs ``boot.py`` and, unless this is a raw-REPL soft
-  reset, ``main.py``; then the REPL starts.
+  reset, ``main.py``; then the REPL starts. A Ctrl-C from the host interrupts
+  boot.py/main.py and never ends the interpreter, whenever it comes (the
+  framing and the boot script agree on when it may become a SIGINT).
 * this module, ``VirtualBoard``: the board's life (power on, power cut,
   stop), its files, and the simulated table (host_tools/simtable.py).
 
 Resets, as on an ESP32:
 
-* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``, or a Ctrl-C
-  that lands as it leaves running code); the board prints ``MPY: soft
-  reboot`` and starts again (raw REPL without main.py if it was in the raw
+* Soft reset: the unix port exits on Ctrl-D (or ``sys.exit()``); the board
+  prints ``MPY: soft reboot`` and starts again (raw REPL without main.py if it was in the raw
   REPL, friendly REPL after main.py otherwise). ``reset_cause()``: SOFT_RESET.
 * Hard reset: ``machine.reset()`` of sim/machine.py ends the interpreter with
   exit status ``RESET_EXIT`` (given to it as ``SICBO_VBOARD_RESET_EXIT``); the
@@ -253,6 +254,12 @@ class VirtualBoard:
         return self._relay.error if self._relay is not None else None
 
     @property
+    def console_state(self) -> str:
+        """Where the board's console is (ReplFraming): off, start, boot,
+        prompt, hide (waiting for the REPL), run (the REPL or code runs)."""
+        return self._relay.framing.state if self._relay is not None else "off"
+
+    @property
     def pid(self) -> int | None:
         return self._relay.pid if self._relay is not None else None
 
@@ -295,12 +302,18 @@ class VirtualBoard:
         if self._relay is not None:
             self._relay.command("power_cut")
 
-    def power_on(self, timeout: float = 10) -> None:
+    def power_on(self, timeout: float = 10,
+                 before_boot: Callable[[], None] | None = None) -> None:
         """Start the interpreter again as at power-on (boot.py, main.py);
-        nothing if it runs."""
+        nothing if it runs. before_boot() runs once the serial port is back
+        and before the interpreter starts (a terminal opened then reads the
+        whole boot: output with nobody attached is lost)."""
         if self._relay is None:
             return
         self._relay.ready.clear()
+        if before_boot is not None:
+            self._relay.command("port_on")
+            before_boot()
         self._relay.command("power_on")
         if timeout:
             self.wait_ready(timeout)

@@ -13,13 +13,25 @@ out; no pty, no process, no clock (host_tools/vboard_shell.py does the I/O).
 
 What it handles, as a board's console behaves:
 
-* The boot script (sim/vboard_boot.py) marks the end of boot.py/main.py with
-  ``ESC _vboard:ready ESC \\`` and a ``sys.exit(N)`` in them with
-  ``ESC _vboard:exit:N ESC \\``; the markers never reach the host.
+* The boot script (sim/vboard_boot.py) prints markers ``ESC _vboard:WHAT ESC
+  \\``, which never reach the host: ``boot`` once it runs (boot.py/main.py
+  next), ``int`` once it took a KeyboardInterrupt, ``ready`` after
+  boot.py/main.py, ``again`` (below), ``exit:N`` for a ``sys.exit(N)`` in
+  them.
 * Host input is held while the interpreter boots (the unix port flushes
   unread input when its REPL switches the terminal to raw mode; a board's
-  UART keeps it), except Ctrl-C, which interrupts boot.py/main.py at once.
-  It is delivered once the first prompt was seen and the terminal is raw.
+  UART keeps it). It is delivered once the first prompt was seen and the
+  terminal is raw.
+* Ctrl-C while it boots interrupts boot.py/main.py, as on a board, and never
+  ends the interpreter (a soft reset no board makes): the unix port has a
+  SIGINT handler only while code runs, and raises the KeyboardInterrupt at
+  once, wherever the code is. So a Ctrl-C before ``boot`` waits for it; one
+  at a time is passed on, the next after ``int`` (Ctrl-Cs meanwhile are
+  merged into it, as a board merges them); after ``ready`` a Ctrl-C is a
+  byte for the REPL, and the script is answered with ACK (0x06), after any
+  Ctrl-C passed on: it ends once it has read it, so that no SIGINT lands
+  after it. A SIGINT that lands as the ACK is read can lose it: the script
+  then says ``again`` and waits for ACK_AGAIN (0x07).
 * Soft reset: the unix port exits on Ctrl-D; a board prints
   ``MPY: soft reboot`` and starts again: in the raw REPL without main.py if
   it was in the raw REPL (the banner is hidden; the raw header comes after
@@ -47,6 +59,8 @@ PROMPT = b">>> "
 SOFT_REBOOT = b"MPY: soft reboot\r\n"
 MARK = b"\x1b_vboard:"
 MARK_END = b"\x1b\\"
+# The answers to the boot script's `ready` and `again` markers.
+ACK, ACK_AGAIN = b"\x06", b"\x07"
 # Exit status by which the interpreter asks for a hard reset (machine.reset()).
 RESET_EXIT = 233
 
@@ -105,7 +119,9 @@ def partial_suffix(data: bytes, marker: bytes) -> int:
 class ReplFraming:
     """The console of one board across the interpreter's restarts."""
 
-    OFF, BOOT, PROMPT, HIDE, RUN = "off", "boot", "prompt", "hide", "run"
+    # START: started, its boot script does not run yet. BOOT: boot.py/main.py.
+    # PROMPT/HIDE: waiting for the REPL (HIDE: its banner is hidden). RUN.
+    OFF, START, BOOT, PROMPT, HIDE, RUN = "off", "start", "boot", "prompt", "hide", "run"
 
     def __init__(self) -> None:
         self.state = self.OFF
@@ -121,6 +137,8 @@ class ReplFraming:
         self._sent_raw = False
         self._pasting = False         # the host is sending code in raw-paste mode
         self._pasted_running = False  # that code runs (Ctrl-C becomes SIGINT)
+        self._ctrl_c_held = False     # a Ctrl-C waits for the boot script to run
+        self._interrupting = False    # a Ctrl-C was passed on, not yet taken
         self._tail = b""              # recent output, for the REPL mode
         self._nl = NewlineFilter()
 
@@ -150,11 +168,18 @@ class ReplFraming:
     def running(self) -> bool:
         return self.state == self.RUN
 
+    @property
+    def pasted_running(self) -> bool:
+        """Code sent in raw-paste mode runs (an ``interrupt`` is for it)."""
+        return self.state == self.RUN and self._pasted_running
+
     # ---- inputs -------------------------------------------------------------
     def started(self, kind: str) -> None:
         """A new interpreter was started as `kind`."""
         self.kind = kind
-        self.state = self.BOOT
+        self.state = self.START
+        self._ctrl_c_held = self._interrupting = self._prompt_seen = False
+        self._carry_prompt = b""
         self.raw_mode = kind == SOFT_RAW
         self._nl.binary = False
         self._pasting = self._pasted_running = False
@@ -165,6 +190,7 @@ class ReplFraming:
         """Power cut or stop: no interpreter; host input and output are lost."""
         self.state = self.OFF
         self.raw_mode = False
+        self._ctrl_c_held = self._interrupting = self._prompt_seen = False
         self._pending.clear()
         self._host.clear()
         self._child.clear()
@@ -173,31 +199,54 @@ class ReplFraming:
     def child_output(self, data: bytes) -> None:
         data = self._carry + data
         self._carry = b""
+        # Markers come from the boot script, which runs until the REPL's
+        # first prompt; none after it.
+        while data and self.state != self.OFF and not self._prompt_seen:
+            i = data.find(MARK)
+            j = data.find(MARK_END, i) if i >= 0 else -1
+            if j < 0:
+                keep = len(data) - i if i >= 0 else partial_suffix(data, MARK)
+                self._carry = data[len(data) - keep:]
+                data = data[:len(data) - keep]
+                break
+            self._text(data[:i])
+            what = data[i + len(MARK):j]
+            data = data[j + len(MARK_END):]
+            self._marker(what)
+        if data:
+            self._text(data)
+
+    def _marker(self, what: bytes) -> None:
+        booting = self.state in (self.START, self.BOOT)
+        if what == b"boot" and self.state == self.START:
+            self.state = self.BOOT
+            if self._ctrl_c_held:
+                self._ctrl_c_held = False
+                self._pass_ctrl_c()
+        elif what == b"int" and booting:
+            self._interrupting = False
+        elif what == b"ready" and booting:
+            self._booted()
+        elif what == b"again" and not booting:
+            # a Ctrl-C passed on before `ready` interrupted the wait for the
+            # ACK (a KeyboardInterrupt is raised at once, even just after the
+            # read took the ACK): the second answer, which it waits for
+            self._child += ACK_AGAIN
+        elif what.startswith(b"exit:"):
+            # sys.exit() in boot.py/main.py: the unix port would go on to
+            # the REPL (-i), a board resets.
+            self.state = self.OFF
+            self._actions.append(("kill", int(what[5:] or b"0")))
+        # anything else: a marker repeated by a KeyboardInterrupt that came
+        # as it was written; what it said is known already
+
+    def _text(self, data: bytes) -> None:
+        """What the interpreter printed, markers taken out."""
         while data:
-            if self.state == self.BOOT:
-                i = data.find(MARK)
-                if i < 0:
-                    keep = partial_suffix(data, MARK)
-                    self._emit(data[:len(data) - keep])
-                    self._carry = data[len(data) - keep:]
-                    return
-                j = data.find(MARK_END, i)
-                if j < 0:
-                    self._emit(data[:i])
-                    self._carry = data[i:]
-                    return
-                self._emit(data[:i])
-                what = data[i + len(MARK):j]
-                data = data[j + len(MARK_END):]
-                if what == b"ready":
-                    self._booted()
-                elif what.startswith(b"exit:"):
-                    # sys.exit() in boot.py/main.py: the unix port would go on
-                    # to the REPL (-i), a board resets.
-                    self.state = self.OFF
-                    self._actions.append(("kill", int(what[5:] or b"0")))
-                    return
-            elif self.state in (self.PROMPT, self.HIDE) and not self._prompt_seen:
+            if self.state in (self.START, self.BOOT):
+                self._emit(data)
+                return
+            if self.state in (self.PROMPT, self.HIDE) and not self._prompt_seen:
                 # Wait for the REPL's first prompt; then (repl_reading) for its
                 # switch to a raw terminal, which flushes pending input.
                 window = self._carry_prompt + data
@@ -209,7 +258,7 @@ class ReplFraming:
                 else:
                     self._carry_prompt = window[-(len(PROMPT) - 1):]
                 return
-            elif self.state == self.HIDE:
+            if self.state == self.HIDE:
                 # soft reset from the raw REPL: the banner is not shown, and
                 # the raw REPL's header comes once \x01 reaches the REPL
                 i = data.find(RAW_HEADER)
@@ -249,9 +298,12 @@ class ReplFraming:
                 self._actions.append(("interrupt",))
                 data = data.replace(b"\x03", b"")
             self._child += data
-        elif self.state == self.BOOT and b"\x03" in data:
-            # Ctrl-C interrupts boot.py/main.py at once; the rest waits for the REPL
-            self._child += b"\x03" * data.count(b"\x03")
+        elif self.state in (self.START, self.BOOT) and b"\x03" in data:
+            # Ctrl-C interrupts boot.py/main.py; the rest waits for the REPL
+            if self.state == self.START:
+                self._ctrl_c_held = True
+            else:
+                self._pass_ctrl_c()
             self._pending += data.replace(b"\x03", b"")
         else:
             self._pending += data
@@ -265,9 +317,9 @@ class ReplFraming:
         elif code < 0 and code != -signal.SIGINT:
             self._actions.append(("restart", POWER_ON, "crash"))
         else:
-            # Ctrl-D, sys.exit(), or a Ctrl-C that arrived as the interpreter
-            # was leaving its code (SIGINT then has its default action): a
-            # board soft-resets in all these cases
+            # Ctrl-D or sys.exit(): a board soft-resets. (Also a SIGINT
+            # that came as the interpreter left the code it interrupts,
+            # which the shell's Ctrl-C delivery makes as rare as it can.)
             raw = self.raw_mode
             self._emit(SOFT_REBOOT)
             self._actions.append(("restart", SOFT_RAW if raw else SOFT_FRIENDLY, "soft"))
@@ -285,7 +337,17 @@ class ReplFraming:
             self.raw_mode = r > f
         self._tail = window[-40:]
 
+    def _pass_ctrl_c(self) -> None:
+        if not self._interrupting:
+            self._interrupting = True
+            self._child += b"\x03"
+
     def _booted(self) -> None:
+        # From now on a Ctrl-C is a byte for the REPL. The boot script ends
+        # once it reads the ACK: any Ctrl-C passed on before, on the same
+        # stream, has interrupted it by then.
+        self._child += ACK
+        self._ctrl_c_held = self._interrupting = False
         self._carry_prompt = b""
         self._prompt_seen = False
         if self.kind == SOFT_RAW:

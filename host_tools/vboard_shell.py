@@ -5,10 +5,17 @@ restarts) is host_tools/vboard_repl.py; this module does the I/O it asks for.
 
     host tool --- outer pty (slave = the "serial port") --- Relay --- inner pty --- interpreter
 
-* The inner pty is raw except ISIG: a Ctrl-C typed while code runs interrupts
-  it (the interpreter's own REPL turns ISIG off while it waits for input, so an
-  idle Ctrl-C stays a byte, as on a board). That switch also tells the relay
-  that the REPL reads (ReplFraming.repl_reading).
+* The inner pty is raw except ISIG (for Ctrl-C alone: no quit or suspend
+  character): a Ctrl-C typed while code runs interrupts it (the interpreter's
+  own REPL turns ISIG off while it waits for input, so an idle Ctrl-C stays a
+  byte, as on a board). That switch also tells the relay that the REPL reads
+  (ReplFraming.repl_reading).
+* Bytes go to the interpreter only while it can take them: its REPL reads
+  (ISIG off), or code runs with its SIGINT handler installed (/proc: the unix
+  port has one only while code runs). In between (compiling what it was
+  sent, switching between its REPLs, leaving code) a Ctrl-C would end the
+  unix port, which a board never does, and other bytes would be flushed by
+  the REPL's next switch to raw mode; they wait.
 * Output never holds the board up when nobody listens, as a UART's: while
   nobody has the serial port open (the relay does not hold its slave end, so
   the master tells), what the board prints is dropped at once; a connection
@@ -16,7 +23,8 @@ restarts) is host_tools/vboard_repl.py; this module does the I/O it asks for.
   but not read for HOST_STALL s drops it too, until the host sends something
   or the port is opened again.
 * An interpreter that cannot run at all (it dies without a byte of output,
-  again and again) turns the board off (Relay.error) rather than busy-loop.
+  MUTE_DEATHS times in a row) turns the board off (Relay.error) rather than
+  busy-loop.
 """
 
 from __future__ import annotations
@@ -41,14 +49,32 @@ HOST_STALL = 1.0
 # While nobody holds the serial port open, output is dropped at once (no flow
 # control, no stall); the relay looks for the port's opening this often.
 DETACHED_POLL = 0.02
+MUTE_DEATHS = 8
 
 
 def set_raw(fd: int, isig: bool) -> None:
     tty.setraw(fd)
     attrs = termios.tcgetattr(fd)
     if isig:
-        attrs[3] |= termios.ISIG
+        # A Ctrl-C is a SIGINT, and what follows it stays (NOFLSH), as a
+        # board's UART keeps it. Ctrl-C only: 0x1c and 0x1a (mount data, say)
+        # stay bytes, not SIGQUIT / SIGTSTP.
+        attrs[3] |= termios.ISIG | termios.NOFLSH
+        attrs[6][termios.VQUIT] = attrs[6][termios.VSUSP] = b"\0"
     termios.tcsetattr(fd, termios.TCSANOW, attrs)
+
+
+def sigint_caught(pid: int) -> bool | None:
+    """Whether process `pid` has a SIGINT handler installed (Linux /proc);
+    None when that cannot be told."""
+    try:
+        with open("/proc/%d/status" % pid, "rb") as f:
+            for line in f:
+                if line.startswith(b"SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signal.SIGINT - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _take_controlling_tty() -> None:  # runs in the child between fork and exec
@@ -162,8 +188,8 @@ class Relay:
     """The relay loop (one thread): owns the serial port's master, the
     interpreter and its pty, and the ReplFraming between them.
 
-    Commands (any thread): command("power_cut" | "power_on" | "watchdog" |
-    "stop", wait). Hooks: log(text); on_start(why) before each start of the
+    Commands (any thread): command("power_cut" | "port_on" | "power_on" |
+    "watchdog" | "stop", wait). Hooks: log(text); on_start(why) before each start of the
     interpreter, why being "power-on", "hard", "crash", "soft" or "watchdog"
     (the virtual board tells the table the reset cause). Counters: boots,
     crashes, hard_resets, soft_resets, watchdog_resets, bytes_in, bytes_out;
@@ -193,11 +219,12 @@ class Relay:
         self._cmds: queue.Queue[tuple[str, threading.Event]] = queue.Queue()
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
-        self._starts: list[float] = []   # recent mute deaths of the interpreter
+        self._mute_deaths = 0            # starts in a row that ended without a byte
         self._said_nothing = False
         self._host_progress = 0.0        # when the host last took output
         self._unheard = False            # nobody reads: output dropped
         self._attached = False           # somebody holds the serial port open
+        self._interrupt_due = False      # a SIGINT waits for the handler to be installed
 
     # ---- from other threads ---------------------------------------------------
     def start(self) -> None:
@@ -234,12 +261,10 @@ class Relay:
     # ---- the interpreter ----------------------------------------------------
     def spawn(self, kind: str, why: str) -> None:
         self.ready.clear()
-        now = time.monotonic()
-        if self._said_nothing:
-            self._starts = [t for t in self._starts if now - t < 5] + [now]
-        else:
-            self._starts = []
-        if len(self._starts) > 8:
+        # Counted in a row, not per second: a loaded host slows the deaths
+        # down, and every interpreter that runs prints the boot markers.
+        self._mute_deaths = self._mute_deaths + 1 if self._said_nothing else 0
+        if self._mute_deaths > MUTE_DEATHS:
             self._off("the interpreter keeps dying at start: virtual board off")
             return
         self.on_start(why)
@@ -251,6 +276,7 @@ class Relay:
         self.boots += 1
         self._said_nothing = True
         self.to_child = bytearray()
+        self._interrupt_due = False
         self.framing.started(kind)
 
     def _off(self, why: str) -> None:
@@ -282,11 +308,32 @@ class Relay:
         self.to_child = bytearray()
 
     def interrupt(self) -> None:
-        if self.child is not None:
-            try:
-                os.killpg(self.child.pid, signal.SIGINT)
-            except (ProcessLookupError, PermissionError):
-                pass
+        """SIGINT for code sent in raw-paste mode, once the interpreter has
+        its handler (it compiles that code first); dropped if the code ends
+        before."""
+        self._interrupt_due = True
+        self._deliver_interrupt()
+
+    def _deliver_interrupt(self) -> None:
+        c = self.child
+        if c is None or not self.framing.pasted_running:
+            self._interrupt_due = False
+            return
+        if sigint_caught(c.pid) is False:
+            return
+        self._interrupt_due = False
+        try:
+            os.killpg(c.pid, signal.SIGINT)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def takes_input(self) -> bool:
+        """The interpreter can take bytes now (module docstring): its REPL
+        reads, or code runs with its SIGINT handler installed."""
+        c = self.child
+        if c is None or self.repl_reading():
+            return c is not None
+        return sigint_caught(c.pid) is not False
 
     def repl_reading(self) -> bool:
         """True once the interpreter's REPL has put its terminal in raw mode."""
@@ -414,22 +461,31 @@ class Relay:
             self.to_host = bytearray()
         rl = [self._wake_r] + ([om] if attached and om is not None else [])
         wl = []
+        # Bytes or a SIGINT that wait for the interpreter to take them: look
+        # again soon (as for the REPL's switch to raw, a state the
+        # interpreter shows only through its terminal and /proc).
+        holding = self._interrupt_due
         if self.inner is not None:
             if len(self.to_host) < HOST_BACKLOG:
                 rl.append(self.inner)  # else the interpreter waits (flow control)
             if self.to_child:
-                wl.append(self.inner)
+                if self.takes_input():
+                    wl.append(self.inner)
+                else:
+                    holding = True
         if self.to_host and attached and om is not None:
             wl.append(om)
-        waiting = self.framing.waiting_for_repl
+        waiting = self.framing.waiting_for_repl or holding
         timeout = 0.1 if attached or om is None else DETACHED_POLL
         try:
             r, w, _ = select.select(rl, wl, [], 0.005 if waiting else timeout)
         except InterruptedError:
             return
-        if waiting and self.repl_reading():
+        if self.framing.waiting_for_repl and self.repl_reading():
             self.framing.repl_reading()
             self._pump_framing()
+        if self._interrupt_due:
+            self._deliver_interrupt()
         if self._wake_r in r:
             os.read(self._wake_r, 512)
         if om is not None and om in r:
@@ -499,12 +555,15 @@ class Relay:
                 self.to_host = bytearray()
                 self.ready.clear()
                 self.on_power_cut()
+            elif name == "port_on":  # the serial port back, the board not started yet
+                if self.child is None and self.port.master is None:
+                    self.port.open()
             elif name == "power_on":
                 if self.child is None:
                     if self.port.master is None:
                         self.port.open()
                     self.error = None
-                    self._starts = []
+                    self._mute_deaths = 0
                     self.spawn(POWER_ON, "power-on")
                 elif self.framing.running:
                     self.ready.set()

@@ -26,6 +26,7 @@ import machine as _m
 from machine import _err_pin, _int_arg, _lvl
 
 _chains = _m._hc165  # load pin -> _Chain
+_held = {}  # (load << 8) | bit -> a key held for the board's attention (_sim_wire.py)
 
 
 class _Chain:
@@ -39,6 +40,8 @@ class _Chain:
 
     def edge(self, v):
         if v:  # /PL rising: the inputs of this moment stay in the register
+            if _held:
+                _held_read(self.load)
             inp = self.inp
             reg = self.reg
             for p in range(len(reg)):
@@ -58,6 +61,7 @@ class _Chain:
 
 def _reset():
     _chains.clear()
+    _held.clear()
 
 
 def _clock(sck):
@@ -123,11 +127,32 @@ def sim_inputs_165(load):
     return bytes(_chain(load, "sim_inputs_165").inp)
 
 
+def _held_read(load):
+    # A latch of chain `load` reads its held keys
+    from _sim_wire import _advance
+
+    for k in [k for k in _held if k >> 8 == load]:
+        h = _held[k]
+        r = _advance(h)
+        inp = _chains[load].inp
+        if r and inp[k & 255] != h[0]:
+            inp[k & 255] = h[0]
+        elif r is not False:  # done, or a level set that stays
+            del _held[k]
+            _m._wframe(b"E", bytes((load, k & 255)))
+
+
 def _wire_in(kind, pl):
-    # From the table: 'A' (65) attaches, 'K' (75) sets an input.
+    # From the table: 'A' (65) attaches, 'K' (75) sets an input, 'L' (76)
+    # presses one for the board's attention (load bit press release ms16).
     if kind == 65 and len(pl) == 5:
         sim_attach_165(pl[0], pl[1], pl[2], pl[3], pl[4])
-    elif kind == 75 and len(pl) == 3:
+    elif (kind == 75 and len(pl) == 3) or (kind == 76 and len(pl) == 6):
         c = _chains.get(pl[0])
         if c is not None and pl[1] < len(c.inp):
             c.inp[pl[1]] = 1 if pl[2] else 0
+            k = (pl[0] << 8) | pl[1]
+            if kind == 76:
+                _held[k] = [1 if pl[3] else 0, (pl[4] << 8) | pl[5], 0, 0, 0]
+            else:
+                _held.pop(k, None)

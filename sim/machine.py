@@ -88,8 +88,11 @@
 #     N pin data (bitstream/neopixel); R cause (reset: WDT or machine.reset).
 #   table -> board: I pin level (0, 1, 2 = released); U rx data (bytes for
 #     the UART whose rx is that pin); C cause (reset cause of this boot);
-#     Y (end of the initial state; import waits for it, up to 3 s); A load
-#     sck miso nbits ds (a 74HC165 chain); K load bit level (one of its inputs).
+#     Y (end of the initial state; import waits for it); A load sck miso
+#     nbits ds (a 74HC165 chain); K load bit level (one of its inputs); Q pin
+#     press release ms16 and L load bit press release ms16 (a key pressed for
+#     the board's attention, _sim_wire.py), which the board answers with
+#     E pin or E load bit once it has seen the press and the release.
 import sys
 import time
 
@@ -165,6 +168,7 @@ _cause = PWRON_RESET
 
 _latch = {}       # latch pin -> (spi id, nbytes)
 _hc165 = {}       # load pin -> 74HC165 chain (_sim_hc165.py)
+_held = {}        # pin -> a key held for the board's attention (_sim_wire.py)
 
 _freq = 160000000
 
@@ -401,6 +405,8 @@ class Pin:
         p = self._id
         if v is None:
             _pump()
+            if p in _held:
+                sys.modules["_sim_wire"]._held_read(p)
             return _lvl[p]
         _oreg[p] = 1 if v else 0
         _update(p)
@@ -556,7 +562,8 @@ def sim_reset(ticks=0, real=False):
     _cause = PWRON_RESET
     _latch.clear()
     _hc165.clear()
-    for name in ("_sim_spi", "_sim_uart", "_sim_rtc", "_sim_time"):
+    _held.clear()
+    for name in ("_sim_spi", "_sim_uart", "_sim_rtc", "_sim_time", "_sim_hc165"):
         mod = sys.modules.get(name)
         if mod is not None:
             mod._reset()

@@ -12,9 +12,22 @@
 #
 # Names are prefixed so that they do not clash with what boot.py and main.py
 # define in the same (__main__) namespace, and are deleted before the REPL.
-# The relay reads two markers on the output: ESC _vboard:ready ESC \ once the
-# REPL is about to start, ESC _vboard:exit:N ESC \ when boot.py or main.py
-# called sys.exit(N) (a board resets then; the unix port would enter its REPL).
+#
+# The relay turns a Ctrl-C from the host into a SIGINT only while this
+# script can take it: the unix port dies of a SIGINT before its script runs
+# and after it ends (it has a handler only while code runs), and raises the
+# KeyboardInterrupt at once, wherever the code is. It reads markers on the
+# output (ESC _vboard:WHAT ESC \), which never reach the host:
+#   boot     a Ctrl-C may come now (boot.py, main.py)
+#   int      a KeyboardInterrupt was taken: the next may come (one at a
+#            time: a second could land in this script as it takes the first)
+#   ready    boot.py/main.py are done: no more Ctrl-C. The relay answers
+#            with ACK (0x06), after any Ctrl-C it passed on; this script
+#            ends once it has read it, so that no SIGINT lands after it.
+#   again    a SIGINT came as the ACK was read, which can lose it: the relay
+#            answers with 0x07, which this script then waits for
+#   exit:N   boot.py or main.py called sys.exit(N) (a board resets then;
+#            the unix port would enter its REPL)
 
 
 def _vb_main():
@@ -58,12 +71,35 @@ def _vb_main():
                 time.sleep(1)
         except BaseException as e:  # noqa: B036  (as a board prints and goes on)
             sys.print_exception(e)  # type: ignore[attr-defined]
+            if isinstance(e, KeyboardInterrupt):
+                raise
 
-    run("boot.py")
-    if kind != "raw":
-        run("main.py")
-    gc.collect()
-    sys.stdout.write("\x1b_vboard:ready\x1b\\")
+    todo = ["boot.py"] if kind == "raw" else ["boot.py", "main.py"]
+    began = ready = done = False
+    say = ""  # what the relay must be told first: an interrupt was taken
+    want = b"\x06"
+    # Every statement after the "boot" marker is inside the try (the loop's
+    # first jump comes before it): a Ctrl-C interrupts the file it lands in
+    # or the wait for the ACK, never this script.
+    while not done:
+        try:
+            if not began:
+                began = sys.stdout.write("\x1b_vboard:boot\x1b\\")
+            elif say:
+                sys.stdout.write(say)
+            say = ""
+            while todo:
+                run(todo.pop(0))
+            if not ready:
+                gc.collect()
+                ready = sys.stdout.write("\x1b_vboard:ready\x1b\\")
+            while not done:
+                done = sys.stdin.buffer.read(1) == want
+        except KeyboardInterrupt:
+            if ready:
+                say, want = "\x1b_vboard:again\x1b\\", b"\x07"
+            else:
+                say = "\x1b_vboard:int\x1b\\"
 
 
 _vb_main()

@@ -60,12 +60,8 @@ INCIDENTS = ("stacked", "early cover", "reader")
 # while its board restarts (keys and the supervisor's key are let go).
 TABLE_STATE = "table-inputs.json"
 KEPT_INPUTS = ("cover", "clasp_left", "clasp_right")
-WAIT_S = 20.0  # for the board's answer to a dealer's action (a busy machine)
-RETRY_S = 4.0  # a key the board did not answer in this time is pressed again
-PRESS_MS = 150
-# How long a dealer's finger stays up before the same key again: the board's
-# debounce (20 ms on the virtual board) must see the release.
-RELEASE_S = 0.15
+WAIT_S = 60.0  # for the board's answer to a dealer's action (a busy machine)
+PRESS_MS = 150  # of the board's attention: above its debounce (20 ms on the virtual board)
 # REPL noise on the console around the reset the demo types (not the board's news).
 _REPL_NOISE = (">>>", "MicroPython ", 'Type "help()"', "raw REPL", "MPY: soft reboot")
 
@@ -345,31 +341,34 @@ class Dealer:
         return self.c.state()["inputs"]
 
     def press(self, key):
-        # Released before the next key, and kept up a moment: the same key
-        # twice in a row needs two edges the board's debounce lets through.
-        self.c.press(key, ms=PRESS_MS)
+        # For the board's attention (simclient): held until the board has
+        # read it pressed, then released until it has read that; returns once
+        # it has seen the release, so the same key twice is two presses.
         try:
-            self.c.wait_for(lambda t: not t.state()["inputs"][key], timeout=WAIT_S)
+            self.c.press(key, ms=PRESS_MS, wait=True)
         except TimeoutError:
-            raise Stuck("the simulated table did not release %s within %d s" % (key, WAIT_S)) \
+            raise Stuck("the board never took the %s key within %d s" % (key, WAIT_S)) \
                 from None
-        time.sleep(RELEASE_S)
+
+    def set_all(self, levels):
+        # Until the board has taken them: a key pressed as the cover goes on
+        # (or off) can be taken before it.
+        try:
+            self.c.set_all(levels, wait_ms=100)
+        except TimeoutError:
+            raise Stuck("the board never took %s within %d s"
+                        % (", ".join(sorted(levels)), WAIT_S)) from None
 
     def step(self, text):
         self.out("dealer: " + text)
         time.sleep(self.pace)
 
     def act(self, key, predicate, what, mark):
-        """Press a key until the board does what it is for: a press the board
-        did not take (a busy machine can starve it for longer than a press)
-        is pressed again after RETRY_S, as a dealer would; every key the demo
-        presses means nothing more when pressed twice (a bell, a payout, a
-        confirm: "key not valid now"), but void, which only acts after a look
-        at what the board said."""
-        for _attempt in range(3):
-            self.press(key)
-            if self.b.wait(lambda: predicate() or self.b.restarted_since(mark), RETRY_S):
-                break
+        """Press a key, then wait until the board does what it is for. The
+        press is one the board has seen (press() returns after the board read
+        the release), so it is never pressed again: a second face key would
+        be a second die."""
+        self.press(key)
         self.until(predicate, what, mark)
 
     def until(self, predicate, what, mark, timeout=WAIT_S):
@@ -454,20 +453,13 @@ class Dealer:
         self.out("=== round %d ===" % rid)
         self.step("cover on the dome, both clasps fastened")
         before = self.inputs()
-        self.c.cover_on()
-        self.c.fasten_clasps()
+        self.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1})
         if not (before["cover"] and before["clasp_left"] and before["clasp_right"]):
             self.until(lambda: self.b.message_since(mark, E.M_READY),
                        "say ready after the cover and the clasps", mark)
         self.step("shake")
-        for attempt in (1, 2):
-            # A shake the board did not take (pressed as it was still busy)
-            # is pressed again, as a dealer would.
-            m = self.b.mark()
-            self.press("shake")
-            if self.b.wait(lambda m=m: self.b.record_since(m, R.J_ROUND) is not None
-                           or self.b.restarted_since(m), 6.0 if attempt == 1 else WAIT_S):
-                break
+        m = self.b.mark()
+        self.press("shake")  # the board has taken the cover and clasps (set_all)
         self.until(self.record(m, R.J_ROUND), "start a round at the shake", m)
         board_rid = self.b.record_since(m, R.J_ROUND).round
         if board_rid != rid:
@@ -482,14 +474,12 @@ class Dealer:
         if rid not in self.started:
             self.step("round %d was cut with betting open: cover on, clasps fastened, "
                       "then the bell" % rid)
-            self.c.cover_on()
-            self.c.fasten_clasps()
+            self.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1})
         self.step("place your bets ... (lamp lit)")
         if self.plan.get(rid) == "early cover":
             self.plan[rid] = None
             self.step("the cover is lifted before the bell")
-            self.c.open_clasps()
-            self.c.cover_off()
+            self.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0})
             self.until(self.record(mark, R.J_VOID), "void the round of a cover lifted before "
                        "the bell", mark)
             self._ended(rid, "void: the cover came off before the bell")
@@ -512,8 +502,7 @@ class Dealer:
             self.step("round %d was cut after the bell: lift the cover, enter the dice" % rid)
         else:
             self.step("the bell has rung: lift the cover")
-        self.c.open_clasps()
-        self.c.cover_off()
+        self.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0})
         self.until(self.state_is(E.ST_RESULT, E.ST_IDLE), "open result entry with the cover "
                    "off", mark)
 

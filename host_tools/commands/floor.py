@@ -7,6 +7,12 @@
     sicbo floor certs --out FOLDER --site SITE --broker-host HOST --client ID ...
     sicbo floor broker-config --site SITE --out FOLDER ...  a site broker's files
     sicbo floor sim --broker HOST:PORT --site SITE ...      simulated tables
+    sicbo floor ... --http HOST:PORT                        the service and its floor view
+    sicbo floor web --db FILE --http HOST:PORT              the floor view alone (a reader)
+    sicbo floor users add NAME --db FILE [--password-file FILE]   a staff account
+    sicbo floor users list|disable NAME|enable NAME --db FILE
+    sicbo floor approve --db FILE --code HASH | --config ID [--revoke] [--note TEXT]
+    sicbo floor approvals --db FILE [--json]
 """
 
 import datetime
@@ -38,7 +44,39 @@ def add_arguments(p):
     p.add_argument("--batch", type=int, default=2000, help="records per commit, at most")
     p.add_argument("--protocol", choices=("5", "311"), default="5",
                    help="MQTT version of the floor's session (default 5)")
+    p.add_argument("--http", metavar="HOST:PORT",
+                   help="also serve the floor view (web page) here, e.g. 127.0.0.1:8080")
     sub = p.add_subparsers(dest="action", metavar="ACTION")
+    w = sub.add_parser("web", help="the floor view alone, beside a service of another "
+                                   "process (reads the store; writes only its own tables)")
+    w.add_argument("--db", metavar="FILE", required=True)
+    w.add_argument("--http", metavar="HOST:PORT", required=True)
+    w.add_argument("--table-file", metavar="FILE", help="table configuration (the layout)")
+    u = sub.add_parser("users", help="staff accounts of the floor view")
+    usub = u.add_subparsers(dest="users_action", metavar="USERS_ACTION")
+    ua = usub.add_parser("add", help="a new account (its password asked twice, or read "
+                                     "from --password-file)")
+    ua.add_argument("name")
+    ua.add_argument("--db", metavar="FILE", required=True)
+    ua.add_argument("--password-file", metavar="FILE", help="the password (first line)")
+    for name, what in (("list", "every account"), ("disable", "refuse an account's sign-in"),
+                       ("enable", "allow it again")):
+        x = usub.add_parser(name, help=what)
+        if name != "list":
+            x.add_argument("name")
+        x.add_argument("--db", metavar="FILE", required=True)
+    a = sub.add_parser("approve", help="approve (or --revoke) a code hash or configuration id: "
+                                       "the grid marks every other")
+    a.add_argument("--db", metavar="FILE", required=True)
+    g = a.add_mutually_exclusive_group(required=True)
+    g.add_argument("--code", metavar="HASH", help="a code sha256 (as `sicbo deploy` prints it)")
+    g.add_argument("--config", metavar="ID", help="a configuration id (hex, as the status has it)")
+    a.add_argument("--revoke", action="store_true", help="withdraw the approval")
+    a.add_argument("--note", default="", help="why (kept in the audit trail)")
+    a.add_argument("--by", help="who approves (default: the login name)")
+    al = sub.add_parser("approvals", help="the approvals, in order")
+    al.add_argument("--db", metavar="FILE", required=True)
+    al.add_argument("--json", action="store_true")
     r = sub.add_parser("records", help="the records a store holds")
     r.add_argument("--db", metavar="FILE", required=True)
     r.add_argument("--table", metavar="ID", help="one table's records")
@@ -87,11 +125,11 @@ def add_arguments(p):
     s.add_argument("--backlog", type=int, default=0)
 
 
-def host_port(text):
+def host_port(text, option="--broker", zero=False):
     host, sep, port = (text or "").rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise UsageError("--broker %r is not HOST:PORT" % text)
-    return host, int(port)
+    if not sep or not host or not port.isdigit() or not (0 if zero else 1) <= int(port) < 65536:
+        raise UsageError("%s %r is not HOST:PORT" % (option, text))
+    return host.strip("[]"), int(port)
 
 
 def _table(path):
@@ -112,6 +150,14 @@ def run(args):
         return _certs(args)
     if action == "broker-config":
         return _broker_config(args)
+    if action == "web":
+        return _web(args)
+    if action == "users":
+        return _users(args)
+    if action == "approve":
+        return _approve(args)
+    if action == "approvals":
+        return _approvals(args)
     if action == "sim":
         from host_tools.floor import simtables
 
@@ -148,15 +194,164 @@ def _serve(args):
     for path in (args.cafile, args.cert, args.key):
         if path and not os.path.isfile(path):
             raise UsageError("no such file: %s" % path)
+    http = host_port(args.http, "--http", zero=True) if args.http else None
+    cfg, table = _cfg_table(args.table_file)
     opts = service.Options(host, port, args.site, args.db, client_id=args.client_id,
                            username=args.username, password=password, cafile=args.cafile,
                            certfile=args.cert, keyfile=args.key,
-                           table=_table(args.table_file), commit_ms=args.commit_ms,
-                           batch=args.batch, protocol=int(args.protocol))
+                           table=table, commit_ms=args.commit_ms,
+                           batch=args.batch, protocol=int(args.protocol), http=http, cfg=cfg)
     try:
         return service.serve(opts)
+    except (store.StoreError, OSError) as e:
+        raise UsageError(str(e)) from None
+
+
+def _cfg_table(path):
+    from host_tools.rules import load_table
+
+    return load_table(path)
+
+
+# ---- the floor view -----------------------------------------------------------------------
+
+
+def _web(args):
+    import signal
+    import threading
+
+    from host_tools.floor import store, web
+
+    host, port = host_port(args.http, "--http", zero=True)
+    cfg, table = _cfg_table(args.table_file)
+    if not os.path.exists(args.db):
+        raise UsageError("no floor store at %s" % args.db)
+    try:
+        view = web.FloorView(args.db, cfg, table,
+                             log=lambda line: print("floor: " + line, flush=True))
+        view.start(host, port)
+    except (store.StoreError, OSError) as e:
+        raise UsageError(str(e)) from None
+    view.watch()
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *a: done.set())
+    try:
+        done.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        view.stop()
+    return 0
+
+
+def _staff_db(path):
+    from host_tools.floor import staff, store
+
+    try:
+        return staff.open_rw(path)
     except store.StoreError as e:
         raise UsageError(str(e)) from None
+
+
+def read_password(path, name):
+    """The password of a new account: the first line of path, or asked
+    twice on the terminal (never an argument: it would show in ps)."""
+    import getpass
+    import sys
+
+    if path:
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.readline().rstrip("\r\n")
+        except OSError as e:
+            raise UsageError("cannot read %s: %s" % (path, e.strerror)) from None
+    if not sys.stdin.isatty():
+        raise UsageError("no terminal to ask the password on: give --password-file FILE")
+    first = getpass.getpass("password for %s: " % name)
+    if getpass.getpass("again: ") != first:
+        raise UsageError("the two passwords differ")
+    return first
+
+
+def _users(args):
+    from host_tools.floor import staff
+
+    act = args.users_action
+    if act is None:
+        raise UsageError("users needs an action: add, list, disable, enable")
+    if act == "add":
+        try:
+            staff.check_name(args.name)
+        except staff.StaffError as e:
+            raise UsageError(str(e)) from None
+        password = read_password(args.password_file, args.name)
+    conn = _staff_db(args.db)
+    try:
+        if act == "add":
+            staff.add_user(conn, args.name, password, by="cli:" + _login())
+            print("account %s made" % args.name)
+        elif act == "list":
+            rows = staff.users(conn)
+            for name, created, disabled in rows:
+                print("%-32s made %s%s" % (name, _when(created), "  DISABLED" if disabled
+                                            else ""))
+            if not rows:
+                print("no accounts")
+        else:
+            staff.set_disabled(conn, args.name, act == "disable", by="cli:" + _login())
+            print("account %s %sd" % (args.name, act))
+    except staff.StaffError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        conn.close()
+    return 0
+
+
+def _login():
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _approve(args):
+    from host_tools.floor import staff
+
+    kind = "code" if args.code else "config"
+    conn = _staff_db(args.db)
+    try:
+        value = staff.approve(conn, kind, args.code or args.config, args.by or "cli:" + _login(),
+                              args.note, revoke=args.revoke)
+    except staff.StaffError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        conn.close()
+    print("%s %s %s" % (kind, value, "revoked" if args.revoke else "approved"))
+    return 0
+
+
+def _approvals(args):
+    from host_tools.floor import staff
+
+    conn = _open(args.db)
+    try:
+        rows = staff.approval_rows(conn)
+        now = staff.approved(conn)
+    except Exception as e:  # noqa: BLE001 (a store without the view's tables)
+        raise UsageError("%s has no approvals (%s)" % (args.db, e)) from None
+    if args.json:
+        print(json.dumps({"approved": {k: sorted(v) for k, v in now.items()}, "history": [
+            dict(zip(("id", "kind", "value", "action", "by", "note", "at"), r, strict=True))
+            for r in rows]}))
+        return 0
+    for kind in ("code", "config"):
+        print("approved %s: %s" % (kind, ", ".join(sorted(now[kind])) or "none"))
+    for i, kind, value, action, by, note, at in rows:
+        print("%4d %s %-6s %-7s %s by %s%s" % (i, _when(at), kind, action, value, by,
+                                              (": " + note) if note else ""))
+    return 0
 
 
 # ---- reading a store ---------------------------------------------------------------------

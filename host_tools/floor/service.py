@@ -40,7 +40,7 @@ RECEIVE_MAXIMUM = 2000  # messages in flight to the floor (MQTT 5)
 class Options:
     def __init__(self, host, port, site, db, client_id=None, username=None, password=None,
                  cafile=None, certfile=None, keyfile=None, table=None, commit_ms=5.0,
-                 batch=2000, keepalive=10, protocol=5, log=None):
+                 batch=2000, keepalive=10, protocol=5, log=None, http=None, cfg=None):
         self.host = host
         self.port = port
         self.site = S.check_id("site", site)
@@ -56,6 +56,8 @@ class Options:
         self.batch = batch
         self.keepalive = keepalive
         self.protocol = protocol
+        self.http = http  # (host, port) of the floor view, or None
+        self.cfg = cfg  # the TableConfig of `table` (the view draws its layout)
         self.log = log or (lambda line: print("floor: " + line, file=sys.stderr, flush=True))
 
 
@@ -75,6 +77,7 @@ class Service:
         self.taken = 0  # messages taken (in on_message)
         self.retry_at = 0.0
         self.backoff = 0.1
+        self.on_commit = None  # called with each batch once committed (the floor view)
         self.client = self._client()
 
     def _lookup(self, tid, seq):
@@ -215,6 +218,8 @@ class Service:
                      "acknowledged" % e)
             os._exit(1)
         self.commits += 1
+        if self.on_commit is not None:
+            self.on_commit(out)
         if self.connected:
             for g, mid, qos in out.mids:
                 if g == self.gen and qos:
@@ -256,16 +261,26 @@ def _no_delay(client):
 
 def serve(opts):
     svc = Service(opts)
+    view = None
+    if opts.http:
+        from host_tools.floor import web
+
+        view = web.FloorView(opts.db, opts.cfg, opts.table, log=opts.log)
+        svc.on_commit = lambda out: view.notify(out.touched, alarms=bool(out.alarms))
 
     def _term(signum, frame):
         svc.stopping = True
 
     signal.signal(signal.SIGTERM, _term)
-    svc.start()
     try:
+        if view is not None:
+            view.start(*opts.http)
+        svc.start()
         svc.run()
     except KeyboardInterrupt:
         pass
     finally:
         svc.stop()
+        if view is not None:
+            view.stop()
     return 0

@@ -110,11 +110,13 @@ class TableJournal:
         self.appends += 1
         return self.m.take(bytes(raw), 0)
 
-    def play_round(self):
+    def play_round(self, tamper=None):
         """One round, as a dealer plays it: the dome put on, the shake,
         betting, the bell, the dome lifted, the dice keyed and confirmed, the
         payout; now and then a void or a tamper (cover lifted while betting
-        is open: alarm and void, acknowledged by the supervisor key)."""
+        is open: alarm and void, acknowledged by the supervisor key).
+        tamper True: this round is tampered with, False: it is not (None:
+        every tamper_every rounds)."""
         E = self._E
         self.rounds += 1
         k = self.rounds
@@ -126,7 +128,9 @@ class TableJournal:
             self._ev(E.EV_SHAKE)
         else:
             self._ev(E.EV_TIMER, 0, 60000)
-        if self.tamper_every and k % self.tamper_every == 0:
+        if tamper is None:
+            tamper = bool(self.tamper_every) and k % self.tamper_every == 0
+        if tamper:
             self._ev(E.EV_COVER_OFF)
             self._ev(E.EV_SUPERVISOR_ON)
             self._ev(E.EV_SUPERVISOR_OFF)

@@ -32,10 +32,13 @@ FAILING = ("sicbo: FAULT", "sicbo: OUT OF SERVICE", "Traceback (most recent call
            "table not started", "app not started", "MemoryError")
 KEYS = ("shake", "key_bell", "key_void", "key_payout", "key_confirm", "key_face_1",
         "key_face_2", "key_face_3", "key_face_4", "key_face_5", "key_face_6")
-BOOT_TIMEOUT_S = 30
-LAMP_TIMEOUT_S = 5
+# Waits end as soon as what they wait for comes; these are for a board that
+# never gets there, long enough for a busy machine.
+BOOT_TIMEOUT_S = 120
+LAMP_TIMEOUT_S = 60
+# A press for the board's attention (host_tools/simclient.py): held until
+# the board has read it for PRESS_MS, then released as long.
 PRESS_MS = 40
-AFTER_PRESS_S = 0.08
 
 # Figures the tests measured, printed at the end of the run (conftest.py).
 FIGURES: list[str] = []
@@ -100,6 +103,7 @@ class Board:
         self.client = TableClient(self.vb.control)
         self.console: Console | None = None
         self.round = 0
+        self.round_mark = 0  # the console's line count when this round began
 
     @property
     def journal_dir(self) -> str:
@@ -127,9 +131,16 @@ class Board:
         cmd = [SICBO, "deploy", "--port", self.vb.port, "--board", BOARD, "--table", TABLE]
         if not reset:
             cmd.append("--no-reset")
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+        resets = self.vb.hard_resets
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         out = r.stdout + r.stderr
         assert r.returncode == 0, "sicbo deploy failed: %s" % out
+        if reset and "no reset" not in out:
+            # bytes sent to a board as it resets are lost: until it has
+            deadline = time.monotonic() + BOOT_TIMEOUT_S
+            while self.vb.hard_resets == resets and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert self.vb.hard_resets > resets, "the deploy's reset never came: %s" % out
         return out
 
     def open_console(self) -> Console:
@@ -171,13 +182,11 @@ class Board:
         """Power cut, then power on: a fresh heap, the RTC lost; wait for the
         running table."""
         self.vb.power_cut()
-        time.sleep(0.2)
         for k in KEYS:  # no key held at power-on (confirm would be the recovery mode)
             self.client.release(k)
         c = self.console or self.open_console()
         mark = c.mark()
-        self.vb.power_on(timeout=0)
-        c.reattach()
+        self.vb.power_on(timeout=0, before_boot=c.reattach)  # the console reads the whole boot
         return self.wait_running(mark, what)
 
     def install_journal(self, folder: str) -> None:
@@ -203,36 +212,60 @@ class Board:
         return {n for n in self.client.lamps()["lit"] if isinstance(n, str)}
 
     def wait_lit(self, name: str, on: bool = True, timeout: float = LAMP_TIMEOUT_S) -> None:
+        """Until the lamp is lit (or off); fails at once on a fault printed
+        since this round began (a traceback before it, say from a Ctrl-C that
+        stopped the app for a reset, is not this round's)."""
+        mark = self.round_mark
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if (name in self.lit()) == on:
                 return
-            if self.console is not None and self.console.failing():
+            if self.console is not None and self.console.failing(mark):
                 break
             time.sleep(0.01)
-        raise AssertionError("round %d: lamp %s never %s (lit %s); %s"
+        raise AssertionError("round %d: lamp %s never %s (lit %s); %s; %s"
                              % (self.round + 1, name, "on" if on else "off", sorted(self.lit()),
-                                self.console.explain() if self.console else "console not read"))
+                                self.console.explain(mark) if self.console
+                                else "console not read", self.story()))
+
+    def story(self) -> str:
+        """What the board and the table did lately, for a failure's message."""
+        vb = self.vb
+        evs = [e for e in self.client.events()["events"] if e["kind"] not in ("pwm", "lamps")]
+        st = self.client.state()
+        return ("board: %d starts, resets %d hard, %d watchdog, %d soft, %d crashes, console "
+                "%s; table: held %s, connected %s; last events %s; console since the round: %s"
+                % (vb.boots, vb.hard_resets, vb.watchdog_resets, vb.soft_resets, vb.crashes,
+                   vb.console_state, st["held"], st["connected"], evs[-12:],
+                   " | ".join(self.console.since(self.round_mark)[-30:]) if self.console
+                   else "-"))
 
     def press(self, key: str) -> None:
-        self.client.press(key, ms=PRESS_MS)
-        time.sleep(AFTER_PRESS_S)
+        """Until the board has seen the press and the release: the next
+        press, of any key, comes after it."""
+        try:
+            self.client.press(key, ms=PRESS_MS, wait=True)
+        except TimeoutError as e:
+            raise AssertionError("round %d: the board never took %s (%s); %s"
+                                 % (self.round + 1, key, e, self.story())) from e
 
     def play(self, dice: tuple[int, int, int] | None) -> None:
         """One round from idle: paid with `dice`, or voided (stacked) if None.
-        Each step waits for the lamp the firmware lights after journaling."""
+        Each step waits for the lamp the firmware lights after journaling,
+        or for the board to have taken the cover and clasps (a key pressed
+        as the cover goes on can be taken before it)."""
         c = self.client
-        c.cover_on()
-        c.fasten_clasps()
-        time.sleep(0.05)
+        self.round_mark = self.console.mark() if self.console is not None else 0
+        c.set_all({"cover": 1, "clasp_left": 1, "clasp_right": 1}, wait_ms=PRESS_MS)
         self.press("shake")
         self.wait_lit("PLACE_BETS")
+        rung = c.outputs()["bell"]["on_count"]
         self.press("key_bell")
         self.wait_lit("PLACE_BETS", on=False)
-        time.sleep(0.1)  # the bell rings out
-        c.open_clasps()
-        c.cover_off()
-        time.sleep(0.05)
+        # the dealer lifts the cover once the bell has rung out
+        c.wait_for(lambda t: (b := t.outputs()["bell"])["on_count"] > rung and not b["level"],
+                   timeout=LAMP_TIMEOUT_S)
+        c.set_all({"clasp_left": 0, "clasp_right": 0, "cover": 0}, wait_ms=PRESS_MS)
         if dice is None:
             for k in ("key_void", "key_face_1", "key_confirm"):
                 self.press(k)

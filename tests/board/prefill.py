@@ -56,9 +56,10 @@ def heap_in_use(b: Board) -> str:
     time.sleep(0.1)
     r = subprocess.run([MPREMOTE, "connect", b.vb.port, "resume", "exec",
                         "import gc; gc.collect(); print('HEAP', gc.mem_alloc(), gc.mem_free())"],
-                       capture_output=True, text=True, timeout=30)
+                       capture_output=True, text=True, timeout=120)
     for line in r.stdout.splitlines():
         f = line.split()
         if f[:1] == ["HEAP"] and len(f) == 3:
             return "%s bytes (%.1f KiB), %s free" % (f[1], int(f[1]) / 1024, f[2])
-    return "not read (%s)" % (r.stdout + r.stderr).strip()[-200:]
+    return "not read (%s; console %s, %d starts, %d soft resets)" % (
+        (r.stdout + r.stderr).strip()[-200:], b.vb.console_state, b.vb.boots, b.vb.soft_resets)

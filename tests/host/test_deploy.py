@@ -60,7 +60,7 @@ def starts(vb):
         return 0
 
 
-def wait_starts(vb, n, timeout=10):
+def wait_starts(vb, n, timeout=60):
     end = time.monotonic() + timeout
     while starts(vb) < n and time.monotonic() < end:
         time.sleep(0.01)
@@ -99,7 +99,7 @@ def run_deploy(vb, device, **kw):
                   settle=0, **kw)
     if kw.get("reset", True) and not r.current:
         # as with a real board, bytes sent while it resets are lost: wait for the reboot
-        end = time.monotonic() + 10
+        end = time.monotonic() + 60
         while vb.hard_resets == resets and time.monotonic() < end:
             time.sleep(0.01)
         assert vb.hard_resets > resets, "the board did not reset"

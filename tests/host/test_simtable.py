@@ -30,7 +30,7 @@ class FakeBoard:
 
     def __init__(self, path, hello=b"sicbo-sim 1"):
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(3)
+        self.s.settimeout(60)
         self.s.connect(path)
         self.buf = b""
         self.send(b"H", hello)
@@ -104,24 +104,58 @@ def test_set_press_and_release_reach_the_wire(table):
     fb, _, _ = connected(srv)
     c.set("clasp_left", 1)
     assert fb.frame() == (b"I", bytes((35, 1)))
-    t0 = time.monotonic()
-    c.press("key_confirm", ms=150)
-    assert fb.frame() == (b"I", bytes((13, 0)))  # pressed: pulled to GND
-    assert c.state()["inputs"]["key_confirm"] == 1
-    assert fb.frame() == (b"I", bytes((13, 2)))  # released after ~150 ms
-    assert 0.13 <= time.monotonic() - t0 < 1.0
-    assert c.state()["inputs"]["key_confirm"] == 0
+    # A press for the board's attention: pin 13 pulled to GND, back to
+    # floating once the board has read it so for 150 ms (sim/_sim_wire.py)
+    assert c.request("press", key="key_confirm", ms=150)["queued"] is False
+    assert fb.frame() == (b"Q", bytes((13, 0, 2, 0, 150)))
+    assert c.state()["inputs"]["key_confirm"] == 1 and c.state()["held"] == ["key_confirm"]
+    assert c.request("press", key="key_confirm", ms=300)["queued"] is True  # waits for it
+    fb.send(b"E", bytes((13,)))  # the board saw the press and the release
+    assert fb.frame() == (b"Q", bytes((13, 0, 2, 1, 44)))  # then the next press
+    fb.send(b"E", bytes((13,)))
+    c.wait_for(lambda t: t.state()["inputs"]["key_confirm"] == 0)
+    evs = [(e["level"], e["how"]) for e in c.events(kinds=["input"])["events"]
+           if e["signal"] == "key_confirm"]
+    assert evs == [(1, "press"), (0, "release"), (1, "press"), (0, "release")]
+    # released by the table before the board did: an I frame ends the hold
     c.press("key_void", ms=10000)
+    assert fb.frame() == (b"Q", bytes((14, 0, 2, 0x27, 0x10)))
     c.release("key_void")
-    assert fb.frame() == (b"I", bytes((14, 0)))
     assert fb.frame() == (b"I", bytes((14, 2)))
+    assert c.state()["held"] == []
     c.set("cover", 1)
     c.set("cover", 1)  # no change, no frame
     c.set("cover", 0)
     assert fb.frame() == (b"I", bytes((34, 1)))
     assert fb.frame() == (b"I", bytes((34, 0)))
+    # a level set for the board's attention: kept, and E once it has taken it
+    assert c.request("set", signal="cover", level=1, ms=40)["held"] is True
+    assert fb.frame() == (b"Q", bytes((34, 1, 1, 0, 40)))
+    assert c.state()["inputs"]["cover"] == 1 and c.state()["held"] == ["cover"]
+    fb.send(b"E", bytes((34,)))
+    c.wait_for(lambda t: t.state()["held"] == [])
+    assert c.state()["inputs"]["cover"] == 1
+    # the board gone while it holds a key: the key is released (a key held
+    # through the next power-on would change that boot)
+    c.press("key_confirm", ms=100)
+    assert fb.frame()[0] == b"Q"
     fb.close()
+    c.wait_for(lambda t: not t.state()["connected"])
+    assert c.state()["inputs"]["key_confirm"] == 0 and c.state()["held"] == []
 
+
+def test_a_press_with_no_board_is_released_after_its_time(table):
+    srv, c = table
+    since = c.state()["next_event"]
+    c.press("key_confirm", ms=150)
+    assert c.state()["inputs"]["key_confirm"] == 1
+    c.wait_for(lambda t: t.state()["inputs"]["key_confirm"] == 0)
+    evs = c.events(since, ["input"])["events"]
+    assert [(e["level"], e["how"]) for e in evs] == [(1, "press"), (0, "release")]
+    assert evs[1]["t_ms"] - evs[0]["t_ms"] >= 150  # the table's clock
+    fb, _, levels = connected(srv)
+    assert levels[13] == 2  # a board that connects later finds it released
+    fb.close()
 
 def test_solenoid_on_times_come_from_board_ticks(table):
     srv, c = table
@@ -360,11 +394,11 @@ latch.off()
 u.write(b"HELLO\n")
 t0 = time.ticks_ms()
 line = None
-while time.ticks_diff(time.ticks_ms(), t0) < 4000 and not (line and falls):
+while time.ticks_diff(time.ticks_ms(), t0) < 60000 and not (line and falls):
     machine.idle()
     if u.any():
         line = u.readline()
-print("got", line, len(falls), cover.value())
+print("got", line, len(falls), cover.value(), sol.value())
 w = machine.WDT(timeout=50)
 while True:
     machine.idle()
@@ -381,11 +415,11 @@ def test_real_interpreter_over_the_wire(table, tmp_path):
     p = subprocess.Popen([MICROPYTHON, "-X", "heapsize=110k", str(script)], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        c.wait_for(lambda t: t.outputs()["solenoid"]["on_count"] == 1, 5)
+        c.wait_for(lambda t: t.outputs()["solenoid"]["on_count"] == 1)
         c.cover_off()  # the wire keeps the order: the cover is off before the line arrives
         c.press("key_bell", ms=50)
         c.reader_line("D 6 6 6")
-        out, _ = p.communicate(timeout=10)
+        out, _ = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
             p.kill()
@@ -393,10 +427,11 @@ def test_real_interpreter_over_the_wire(table, tmp_path):
     text = out.decode()
     assert "cause 1 True" in text
     assert "levels 1 1" in text
-    assert "got b'D 6 6 6\\n' 1 0" in text
+    # the solenoid off: the one-shot timer did it (the script never does)
+    assert "got b'D 6 6 6\\n' 1 0 0" in text
     assert p.returncode != 0 and "WDT reset" in text  # the watchdog reset ends the process
     on = c.outputs()["solenoid"]["on_ms"]
-    assert len(on) == 1 and 78 <= on[0] <= 300  # the timer's hard off (late under load)
+    assert len(on) == 1 and on[0] >= 78  # after its 80 ms (later on a loaded host)
     lamps = c.lamps()
     assert lamps["frame"] == "0005" and lamps["lit"] == [0, 2]
     st = c.state()
@@ -413,10 +448,10 @@ def test_resets_exit_with_the_virtual_boards_status(table, tmp_path):
                       "machine.%s()\nprint('not reached')\n"
                       % (os.path.join(REPO, "sim"), "reset"))
     env = dict(os.environ, SICBO_SIM_WIRE=srv.wire_path, SICBO_VBOARD_RESET_EXIT="233")
-    r = subprocess.run([MICROPYTHON, str(script)], env=env, capture_output=True, timeout=10)
+    r = subprocess.run([MICROPYTHON, str(script)], env=env, capture_output=True, timeout=120)
     assert r.returncode == 233 and b"not reached" not in r.stdout
     script.write_text(script.read_text().replace("machine.reset()", "machine.soft_reset()"))
-    r = subprocess.run([MICROPYTHON, str(script)], env=env, capture_output=True, timeout=10)
+    r = subprocess.run([MICROPYTHON, str(script)], env=env, capture_output=True, timeout=120)
     assert r.returncode == 0 and b"not reached" not in r.stdout
     c.wait_for(lambda t: len(t.state()["resets"]) == 2)
     st = c.state()
@@ -433,15 +468,15 @@ def test_the_watchdog_runs_on_wall_time(table):
         fed.append(time.monotonic())
 
     srv.on_watchdog = fire
-    t0 = time.monotonic()
-    fb.send(b"W", (1000).to_bytes(4, "big"))  # armed: 1 s (room for a loaded host)
+    fb.send(b"W", (2000).to_bytes(4, "big"))  # armed: 2 s (room for a loaded host)
     for _ in range(4):  # fed in time: no reset
         time.sleep(0.1)
-        fb.send(b"W", (1000).to_bytes(4, "big"))
-    assert c.state()["watchdog_ms"] == 1000
+        fb.send(b"W", (2000).to_bytes(4, "big"))
+    last_feed = time.monotonic()
+    assert c.state()["watchdog_ms"] == 2000
     assert fed == []
-    c.wait_for(lambda t: fed, timeout=5)  # then not fed: it runs out
-    assert fed[0] - t0 >= 1.4
+    c.wait_for(lambda t: fed)  # then not fed: it runs out
+    assert fed[0] - last_feed >= 2.0
     assert c.state()["resets"] == ["watchdog"] and c.state()["watchdog_ms"] is None
     ev = c.events(kinds=["reset", "watchdog"])["events"]
     assert [e["kind"] for e in ev] == ["watchdog", "reset"]
@@ -476,3 +511,56 @@ def test_power_ops_need_a_board(table):
         with pytest.raises(TableError, match="no board power"):
             c.request(op)
     assert c.state()["powered"] is None
+
+
+STARVED_SCRIPT = r"""
+import sys
+sys.path.insert(0, %(sim)r)
+import machine, time
+from machine import Pin
+key = Pin(13, Pin.IN, Pin.PULL_UP)
+print("ready", key.value())
+reads = []
+t0 = time.ticks_ms()
+while time.ticks_diff(time.ticks_ms(), t0) < 60000 and reads[-3:] != [1, 1, 1]:
+    v = key.value()
+    if v == 0 or reads:
+        reads.append(v)
+    time.sleep_ms(300)  # a starved board: 300 ms between two reads
+print("reads", reads)
+reads = []
+while time.ticks_diff(time.ticks_ms(), t0) < 120000 and reads[-3:] != [0, 0, 0]:
+    reads.append(key.value())
+    time.sleep_ms(300)
+print("then", reads)
+while machine.sim_wire_connected():  # until the host is done
+    time.sleep_ms(20)
+    key.value()
+"""
+
+
+@pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no unix-port micropython")
+def test_a_starved_board_sees_a_short_press_and_its_release(table, tmp_path):
+    # 50 ms pressed, while the board reads the key every 300 ms: a press on
+    # wall time would come and go between two reads. For the board's
+    # attention it is read pressed, twice at least 50 ms after the first
+    # read, then released as long, before the table has it released.
+    srv, c = table
+    script = tmp_path / "starved.py"
+    script.write_text(STARVED_SCRIPT % {"sim": os.path.join(REPO, "sim")})
+    env = dict(os.environ, SICBO_SIM_WIRE=srv.wire_path)
+    p = subprocess.Popen([MICROPYTHON, "-X", "heapsize=110k", str(script)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        assert p.stdout.readline().decode().split() == ["ready", "1"]
+        c.press("key_confirm", ms=50, wait=True)
+        line = p.stdout.readline().decode()
+        # a level set for its attention: set() returns once it has read it so
+        c.set("key_confirm", 1, wait_ms=50)
+        assert c.state()["inputs"]["key_confirm"] == 1 and c.state()["held"] == []
+        then = p.stdout.readline().decode()
+    finally:
+        p.kill()
+        p.wait()
+    assert line.split(None, 1) == ["reads", "[0, 0, 0, 1, 1, 1]\n"], line
+    assert then.startswith("then [") and then.rstrip().endswith("0, 0, 0]"), then

@@ -10,6 +10,7 @@ from appkit import (
     BELL,
     SOLENOID,
     Table,
+    board_dict,
     fresh_folder,
     journal_types,
     no_watchdog_reset,
@@ -152,3 +153,24 @@ def test_rotation_keeps_the_configuration_and_its_approval():
     t3 = Table(folder=t.folder, reset=False)
     assert R.J_CONFIG not in t3.types()
     t3.close()
+
+
+def test_board_warnings_are_said_by_the_boot_that_checks_the_files_only():
+    # Five lines on every boot would bury what matters: the boot that checks
+    # new files says them, diag.status() counts them, sicbo deploy lists them.
+    import faults
+
+    board = board_dict()  # keys on GPIO 0, 2, 5 and 12: strapping pins, each with a reason
+    folder = fresh_folder()
+    write_files(folder, board)
+    machine.sim_reset(ticks=1000)
+    first = []
+    ctl, restart = faults.boot(faults.Faults(folder + "/fault.txt", first.append),
+                               folder + "/board.json", folder + "/table.json", folder,
+                               log=first.append, ticks_ms=machine.sim_ticks_ms)
+    assert ctl is None and restart, first
+    warned = [line for line in first if line.startswith("sicbo: board warning: inputs.key_face_")]
+    assert len(warned) == 4, first
+    t = Table(folder=folder, board=board)
+    assert not [line for line in t.log if "board warning" in line], t.log
+    t.close()

@@ -480,7 +480,7 @@ def test_real_clock_fires_timers_when_pumped():
         Timer(1).init(mode=Timer.ONE_SHOT, period=5, callback=bad)
         _raises(ValueError, machine.sim_advance, 10)
         t0 = time.ticks_ms()
-        while not fired and time.ticks_diff(time.ticks_ms(), t0) < 2000:
+        while not fired and time.ticks_diff(time.ticks_ms(), t0) < 60000:
             machine.idle()
         assert fired == [1]
         assert machine.sim_ticks_diff(machine.sim_ticks_ms(), t0) >= 5

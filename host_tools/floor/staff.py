@@ -1,0 +1,299 @@
+"""The floor view's own tables in the floor's store: staff accounts, the
+audit trail, the acknowledgements of alarms and the approved code hashes
+and configuration ids (docs/floor.md, "The floor view").
+
+The audit trail, the acknowledgements and the approvals are append-only:
+SQLite triggers refuse every UPDATE and DELETE of them, so that no path of
+this code or of another client of the file can edit what was done; an
+approval is withdrawn by a later `revoke` row, never by editing the first.
+Passwords are stored as scrypt (hashlib.scrypt: a standard memory-hard key
+derivation function) of the password with a random salt of their own; the
+password itself is never stored.
+
+The service's ingest writes to the same file in its own transactions (WAL);
+these writes are small and wait their turn (busy_timeout)."""
+
+import hashlib
+import hmac
+import os
+import re
+import sqlite3
+import time
+
+from host_tools.floor import store
+
+WEB_SCHEMA_VERSION = "1"
+
+WEB_SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    name TEXT PRIMARY KEY,
+    kdf TEXT NOT NULL,
+    created REAL NOT NULL,
+    disabled INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY,
+    at REAL NOT NULL,
+    user TEXT,
+    action TEXT NOT NULL,
+    table_id TEXT,
+    alarm_id INTEGER,
+    detail TEXT NOT NULL,
+    remote TEXT
+);
+CREATE TABLE IF NOT EXISTS acks (
+    alarm_id INTEGER PRIMARY KEY,
+    user TEXT NOT NULL,
+    note TEXT NOT NULL,
+    at REAL NOT NULL,
+    audit_id INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS approvals (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('code', 'config')),
+    value TEXT NOT NULL,
+    action TEXT NOT NULL CHECK (action IN ('approve', 'revoke')),
+    by TEXT NOT NULL,
+    note TEXT NOT NULL,
+    at REAL NOT NULL
+);
+"""
+
+APPEND_ONLY = ("audit", "acks", "approvals")
+
+_TRIGGERS = "".join(
+    "CREATE TRIGGER IF NOT EXISTS %s_no_%s BEFORE %s ON %s BEGIN"
+    " SELECT RAISE(ABORT, '%s is append-only'); END;\n" % (t, op.lower(), op, t, t)
+    for t in APPEND_ONLY for op in ("UPDATE", "DELETE"))
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+HEX_RE = re.compile(r"^[0-9a-f]{1,64}$")
+NOTE_MAX = 500
+
+# scrypt with N=2**14, r=8, p=1 (16 MiB, about 50 ms here): the parameters
+# are stored with each hash, so they can be raised for new passwords later.
+SCRYPT_N = 1 << 14
+SCRYPT_R = 8
+SCRYPT_P = 1
+SALT_BYTES = 16
+KEY_BYTES = 32
+
+
+class StaffError(ValueError):
+    """A refusal for people (one line)."""
+
+
+def prepare(conn):
+    """Make the view's tables and triggers in a store (idempotent)."""
+    conn.executescript(WEB_SCHEMA + _TRIGGERS)
+    conn.execute("INSERT OR IGNORE INTO meta VALUES ('web_schema', ?)", (WEB_SCHEMA_VERSION,))
+
+
+def open_rw(path):
+    """A writer's connection to the store (made with the floor's schema if
+    new, as the service makes it), the view's tables ready."""
+    conn = store.open_rw(path)
+    prepare(conn)
+    return conn
+
+
+def ensure(path):
+    """Make the view's tables in the store at path, then close."""
+    open_rw(path).close()
+
+
+# ---- passwords ----------------------------------------------------------------------
+
+
+def hash_password(password, salt=None, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P):
+    """The stored form: scrypt$N$r$p$salt$key (hex)."""
+    salt = os.urandom(SALT_BYTES) if salt is None else salt
+    key = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=KEY_BYTES,
+                         maxmem=64 * 1024 * 1024)
+    return "scrypt$%d$%d$%d$%s$%s" % (n, r, p, salt.hex(), key.hex())
+
+
+def check_password(password, kdf):
+    try:
+        name, n, r, p, salt, key = kdf.split("$")
+        if name != "scrypt":
+            return False
+        got = hashlib.scrypt(password.encode("utf-8"), salt=bytes.fromhex(salt), n=int(n),
+                             r=int(r), p=int(p), dklen=len(key) // 2,
+                             maxmem=64 * 1024 * 1024)
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(got.hex(), key)
+
+
+# An unknown name costs the same as a known one: the time of a refusal does
+# not tell which names exist.
+_DUMMY = hash_password("not a password", salt=b"\0" * SALT_BYTES)
+
+
+def check_name(name):
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise StaffError("user name %r is not 1 to 32 characters of A-Z a-z 0-9 _ . -" % (name,))
+    return name
+
+
+def add_user(conn, name, password, by="cli"):
+    check_name(name)
+    if len(password) < 8:
+        raise StaffError("a password needs at least 8 characters")
+    kdf = hash_password(password)
+    now = time.time()
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO users (name, kdf, created) VALUES (?,?,?)", (name, kdf, now))
+        _audit(conn, now, by, "user-add", None, None, "account %s made" % name, None)
+        conn.execute("COMMIT")
+    except sqlite3.IntegrityError:
+        conn.execute("ROLLBACK")
+        raise StaffError("user %s exists already" % name) from None
+
+
+def set_disabled(conn, name, disabled, by="cli"):
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    cur = conn.execute("UPDATE users SET disabled=? WHERE name=?", (int(disabled), name))
+    if cur.rowcount != 1:
+        conn.execute("ROLLBACK")
+        raise StaffError("no user %s" % name)
+    _audit(conn, now, by, "user-disable" if disabled else "user-enable", None, None,
+           "account %s %s" % (name, "disabled" if disabled else "enabled"), None)
+    conn.execute("COMMIT")
+
+
+def users(conn):
+    return conn.execute("SELECT name, created, disabled FROM users ORDER BY name").fetchall()
+
+
+def sign_in(conn, name, password, remote):
+    """The user's name when the password is right and the account enabled,
+    else None; both are kept in the audit trail."""
+    row = None
+    if isinstance(name, str) and NAME_RE.match(name):
+        row = conn.execute("SELECT kdf, disabled FROM users WHERE name=?", (name,)).fetchone()
+    ok = check_password(password, row[0] if row else _DUMMY) and row is not None and not row[1]
+    shown = name if isinstance(name, str) and NAME_RE.match(name) else None
+    why = ("signed in" if ok else "no such account" if row is None
+           else "account disabled" if row[1] else "wrong password")
+    audit(conn, shown, "sign-in" if ok else "sign-in-failed", None, None,
+          why if shown else "%s (name %r)" % (why, str(name)[:40]), remote)
+    return name if ok else None
+
+
+# ---- the audit trail ----------------------------------------------------------------
+
+
+def _audit(conn, now, user, action, table_id, alarm_id, detail, remote):
+    cur = conn.execute(
+        "INSERT INTO audit (at, user, action, table_id, alarm_id, detail, remote)"
+        " VALUES (?,?,?,?,?,?,?)", (now, user, action, table_id, alarm_id, detail, remote))
+    return cur.lastrowid
+
+
+def audit(conn, user, action, table_id, alarm_id, detail, remote):
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        i = _audit(conn, time.time(), user, action, table_id, alarm_id, detail, remote)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return i
+
+
+def audit_rows(conn, limit=500):
+    return conn.execute("SELECT id, at, user, action, table_id, alarm_id, detail, remote"
+                        " FROM audit ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+
+
+# ---- acknowledgements ---------------------------------------------------------------
+
+
+def acknowledge(conn, alarm_id, user, note, remote):
+    """The alarm acknowledged by user with a note (kept with it and in the
+    audit trail); StaffError when it is unknown or acknowledged already.
+    Returns its table id."""
+    note = (note or "").strip()
+    if not note:
+        raise StaffError("an acknowledgement needs a note: what was found, what was done")
+    if len(note) > NOTE_MAX:
+        raise StaffError("the note is longer than %d characters" % NOTE_MAX)
+    now = time.time()
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT table_id, kind, text FROM alarms WHERE id=?",
+                           (alarm_id,)).fetchone()
+        if row is None:
+            raise StaffError("no alarm %s" % alarm_id)
+        done = conn.execute("SELECT user FROM acks WHERE alarm_id=?", (alarm_id,)).fetchone()
+        if done is not None:
+            raise StaffError("alarm %d was acknowledged already by %s" % (alarm_id, done[0]))
+        tid, kind, text = row
+        a = _audit(conn, now, user, "acknowledge", tid, alarm_id,
+                   "alarm %d (%s: %s): %s" % (alarm_id, kind, text[:200], note), remote)
+        conn.execute("INSERT INTO acks VALUES (?,?,?,?,?)", (alarm_id, user, note, now, a))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return tid
+
+
+# ---- approvals ----------------------------------------------------------------------
+
+
+def check_hex(kind, value):
+    v = (value or "").strip().lower()
+    if not HEX_RE.match(v):
+        raise StaffError("%s %r is not hex (the code sha256 as `sicbo deploy` prints it, the "
+                         "configuration id as the table's status gives it)" % (kind, value))
+    return v
+
+
+def approve(conn, kind, value, by, note="", revoke=False):
+    value = check_hex(kind, value)
+    now = time.time()
+    action = "revoke" if revoke else "approve"
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if revoke and value not in _approved(conn, kind):
+            raise StaffError("%s %s is not approved" % (kind, value))
+        conn.execute("INSERT INTO approvals (kind, value, action, by, note, at)"
+                     " VALUES (?,?,?,?,?,?)", (kind, value, action, by, note, now))
+        _audit(conn, now, by, action, None, None, "%s %s %s%s" % (
+            kind, value, "approved" if not revoke else "revoked",
+            (": " + note) if note else ""), None)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return value
+
+
+def _approved(conn, kind):
+    # The last word on each value counts.
+    out = set()
+    for value, action in conn.execute(
+            "SELECT value, action FROM approvals WHERE kind=? ORDER BY id", (kind,)):
+        if action == "approve":
+            out.add(value)
+        else:
+            out.discard(value)
+    return out
+
+
+def approved(conn):
+    """{'code': set of hashes, 'config': set of ids} approved now."""
+    try:
+        return {"code": _approved(conn, "code"), "config": _approved(conn, "config")}
+    except sqlite3.OperationalError:
+        return {"code": set(), "config": set()}  # a store without the view's tables yet
+
+
+def approval_rows(conn):
+    return conn.execute("SELECT id, kind, value, action, by, note, at FROM approvals"
+                        " ORDER BY id").fetchall()

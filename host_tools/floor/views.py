@@ -1,0 +1,461 @@
+"""What the floor view shows, read from the floor's store: pure data for
+the templates (host_tools/floor/web.py serves them), no HTTP here.
+
+The rounds are the store's (`rounds`: game recall of the firmware, the
+winning areas by its settlement); a round's picture is drawn by
+host_tools/layout_svg.py from a RoundInfo that the firmware's recall
+(sicbo.recall) rebuilds from the round's stored records."""
+
+import csv
+import datetime
+import io
+import json
+
+from host_tools import commands as _commands  # noqa: F401  (the host package)
+from host_tools.floor import staff
+
+WALL_EPOCH = 946684800  # the journal's wall clock starts 2000-01-01 UTC
+RESULTS_SHOWN = 20  # the results display's list
+STATS_ROUNDS = 100  # hot and cold over this many results
+ROAD_ROWS = 6
+ROAD_COLUMNS = 20  # the road's columns shown (its newest)
+HOT_COLD = 3
+ALARMS_LISTED = 200
+
+# The round's results as recalled: open rounds have none yet.
+FINISHED = "status != 'open'"
+
+
+def when(t):
+    """A floor time (Unix seconds) for people, UTC."""
+    if t is None:
+        return ""
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        "%Y-%m-%d %H:%M:%S UTC")
+
+
+def wall(w):
+    """A record's wall time (seconds since 2000) for people."""
+    return when(w + WALL_EPOCH) if w is not None else ""
+
+
+def short(h, n=12):
+    return (h[:n] + "\u2026") if h and len(h) > n else (h or "")
+
+
+# ---- the results of rounds ------------------------------------------------------------
+
+
+def outcome(dice):
+    """'T' (a triple: Big and Small both lose), 'B' (total 11..17), 'S'
+    (4..10), or None without dice."""
+    if not dice:
+        return None
+    if dice[0] == dice[1] == dice[2]:
+        return "T"
+    return "B" if sum(dice) >= 11 else "S"
+
+
+class Result:
+    """One finished round as the results display shows it."""
+
+    def __init__(self, row):
+        rid, status, dice, total, void_reason, corrections, damaged = row
+        self.round = rid
+        self.status = status
+        self.dice = json.loads(dice) if dice else None
+        self.void = status == "void"
+        self.void_reason = void_reason
+        self.total = total if not self.void else None
+        self.corrected = corrections > 0
+        self.damaged = bool(damaged)
+        self.outcome = None if self.void else outcome(self.dice)
+
+    def dice_text(self):
+        return "-".join(str(d) for d in self.dice) if self.dice and not self.void else ""
+
+
+def results(conn, tid, n=STATS_ROUNDS):
+    """The last n finished rounds of a table (paying, paid, void), newest first."""
+    return [Result(r) for r in conn.execute(
+        "SELECT round, status, dice, total, void_reason, corrections, damaged FROM rounds"
+        " WHERE table_id=? AND " + FINISHED + " ORDER BY round DESC LIMIT ?", (tid, n))]
+
+
+def road(outcomes, rows=ROAD_ROWS):
+    """The Big/Small road as casinos draw it (the "big road"): a column per
+    run of the same outcome, top to bottom; a run longer than the column
+    turns right along its last row (the "dragon's tail"); the next run
+    starts at the top of the column after the previous run's first. A
+    triple (Big and Small both lose) is no new cell: it is marked on the
+    cell before it, as a tie is on a baccarat road (triples before the
+    first cell, on the first). Voids are not results
+    and are not drawn. outcomes: 'B', 'S', 'T', oldest first. Returns
+    {(column, row): [outcome, triples after it]}."""
+    cells = {}
+    last = None
+    run = None
+    run_col = -1
+    early = 0  # triples before the first cell
+    for o in outcomes:
+        if o == "T":
+            if last is None:
+                early += 1
+            else:
+                cells[last][1] += 1
+            continue
+        if o == run and last is not None:
+            c, r = last
+            pos = (c, r + 1) if r + 1 < rows and (c, r + 1) not in cells else (c + 1, r)
+            while pos in cells:
+                pos = (pos[0] + 1, pos[1])
+        else:
+            pos = (run_col + 1, 0)
+            while pos in cells:
+                pos = (pos[0] + 1, 0)
+            run_col = pos[0]
+            run = o
+        cells[pos] = [o, early]
+        early = 0
+        last = pos
+    if early:
+        cells[(0, 0)] = ["", early]
+    return cells
+
+
+def road_grid(cells, columns=ROAD_COLUMNS, rows=ROAD_ROWS):
+    """The newest `columns` columns of a road as rows of cells (None: empty)."""
+    width = max((c for c, _r in cells), default=-1) + 1
+    first = max(0, width - columns)
+    return [[cells.get((c, r)) for c in range(first, first + columns)] for r in range(rows)]
+
+
+def hot_cold(res, n=HOT_COLD):
+    """Counts of each total (3..18) and face (1..6) over the results with
+    dice (voids have none), and the hot (most often) and cold (least often)
+    of each: ties broken by the value."""
+    totals = {t: 0 for t in range(3, 19)}
+    faces = {f: 0 for f in range(1, 7)}
+    k = 0
+    for r in res:
+        if r.void or not r.dice:
+            continue
+        k += 1
+        totals[sum(r.dice)] += 1
+        for d in r.dice:
+            faces[d] += 1
+
+    def rank(counts):
+        by = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        hot = [v for v, c in by[:n] if c > 0]
+        cold = [v for v, c in sorted(counts.items(), key=lambda kv: (kv[1], kv[0]))[:n]]
+        return hot, cold
+
+    th, tc = rank(totals)
+    fh, fc = rank(faces)
+    return {"rounds": k, "totals": totals, "faces": faces, "hot_totals": th,
+            "cold_totals": tc, "hot_faces": fh, "cold_faces": fc}
+
+
+# ---- the floor's tables -----------------------------------------------------------------
+
+TILE_COLUMNS = ("table_id", "online", "last_seen", "state", "round", "code", "config",
+                "last_seq", "acked", "open_gaps", "damaged", "status_at")
+
+
+class Tile:
+    def __init__(self, row, open_alarms, last, approved):
+        for k, v in zip(TILE_COLUMNS, row, strict=True):
+            setattr(self, k, v)
+        self.id = self.table_id
+        self.open_alarms = open_alarms
+        self.last = last  # Result of its newest finished round, or None
+        self.code_ok = bool(self.code) and self.code.lower() in approved["code"]
+        self.config_ok = bool(self.config) and self.config.lower() in approved["config"]
+
+    def online_text(self):
+        return {None: "never said", 1: "online", 0: "offline"}[self.online]
+
+
+def open_alarm_counts(conn, tid=None):
+    q = ("SELECT table_id, COUNT(*) FROM alarms WHERE id NOT IN (SELECT alarm_id FROM acks)"
+         + (" AND table_id=?" if tid else "") + " GROUP BY table_id")
+    return dict(conn.execute(q, (tid,) if tid else ()).fetchall())
+
+
+def last_results(conn, tid=None):
+    q = ("SELECT r.table_id, r.round, r.status, r.dice, r.total, r.void_reason, r.corrections,"
+         " r.damaged FROM rounds r JOIN (SELECT table_id, MAX(round) AS m FROM rounds WHERE "
+         + FINISHED + (" AND table_id=?" if tid else "") + " GROUP BY table_id) x"
+         " ON r.table_id=x.table_id AND r.round=x.m")
+    return {row[0]: Result(row[1:]) for row in conn.execute(q, (tid,) if tid else ())}
+
+
+def tiles(conn, ids=None):
+    """The grid's tables (all, or those of ids), in table id order."""
+    approved = staff.approved(conn)
+    counts = open_alarm_counts(conn)
+    q = "SELECT %s FROM tables" % ", ".join(TILE_COLUMNS)
+    if ids is None:
+        last = last_results(conn)
+        rows = conn.execute(q + " ORDER BY table_id").fetchall()
+    else:
+        last = {}
+        rows = []
+        for t in sorted(ids):
+            last.update(last_results(conn, t))
+            rows += conn.execute(q + " WHERE table_id=?", (t,)).fetchall()
+    return [Tile(r, counts.get(r[0], 0), last.get(r[0]), approved) for r in rows]
+
+
+def floor_summary(conn):
+    n, online = conn.execute("SELECT COUNT(*), COALESCE(SUM(online = 1), 0) FROM tables"
+                             ).fetchone()
+    open_n = conn.execute("SELECT COUNT(*) FROM alarms WHERE id NOT IN"
+                          " (SELECT alarm_id FROM acks)").fetchone()[0]
+    return {"tables": n, "online": online, "open_alarms": open_n}
+
+
+# ---- alarms and the audit trail ---------------------------------------------------------
+
+
+class Alarm:
+    COLUMNS = ("id", "table_id", "seq", "round", "source", "kind", "code", "text", "wall",
+               "raised", "ack_user", "ack_note", "ack_at")
+
+    def __init__(self, row):
+        for k, v in zip(self.COLUMNS, row, strict=True):
+            setattr(self, k, v)
+        self.open = self.ack_user is None
+
+
+def alarms(conn, tid=None, open_only=True, limit=ALARMS_LISTED):
+    where = []
+    args = []
+    if open_only:
+        where.append("k.alarm_id IS NULL")
+    if tid:
+        where.append("a.table_id=?")
+        args.append(tid)
+    q = ("SELECT a.id, a.table_id, a.seq, a.round, a.source, a.kind, a.code, a.text, a.wall,"
+         " a.raised, k.user, k.note, k.at FROM alarms a LEFT JOIN acks k ON k.alarm_id=a.id"
+         + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY a.id DESC LIMIT ?")
+    return [Alarm(r) for r in conn.execute(q, args + [limit])]
+
+
+class AuditRow:
+    def __init__(self, row):
+        (self.id, self.at, self.user, self.action, self.table_id, self.alarm_id, self.detail,
+         self.remote) = row
+
+
+def audit(conn, limit=500):
+    return [AuditRow(r) for r in staff.audit_rows(conn, limit)]
+
+
+# ---- a table ------------------------------------------------------------------------------
+
+
+def table_row(conn, tid):
+    rows = tiles(conn, [tid])
+    return rows[0] if rows else None
+
+
+def recent_rounds(conn, tid, n=30):
+    return conn.execute("SELECT round, status, dice, total, void_reason, corrections, damaged,"
+                        " started_wall FROM rounds WHERE table_id=? ORDER BY round DESC LIMIT ?",
+                        (tid, n)).fetchall()
+
+
+class MeterRow:
+    def __init__(self, row):
+        self.seq, self.round, self.wall, cp, counted, self.differs = row
+        self.checkpoint = json.loads(cp) if cp else None
+        self.counted = json.loads(counted) if counted else None
+        self.differences = []
+        if self.checkpoint is not None and self.counted is not None:
+            for k in sorted(set(self.checkpoint) | set(self.counted)):
+                a, b = self.checkpoint.get(k), self.counted.get(k)
+                if a != b:
+                    self.differences.append((k, a, b))
+
+
+def meters(conn, tid, n=50):
+    """The table's meter checkpoints beside the floor's count of its stored
+    records by the firmware's rule (ingest: sicbo.meters), newest first."""
+    return [MeterRow(r) for r in conn.execute(
+        "SELECT seq, round, wall, checkpoint, counted, differs FROM meters WHERE table_id=?"
+        " ORDER BY seq DESC LIMIT ?", (tid, n))]
+
+
+# ---- a round on demand ------------------------------------------------------------------
+
+
+class RoundView:
+    """A stored round: its RoundInfo rebuilt by the firmware's recall from
+    its records, its picture, and the records."""
+
+    def __init__(self, conn, tid, rid, cfg, table):
+        from host_tools import layout_svg
+        from host_tools.commands import floor as fcmd
+        from host_tools.commands import journal as jcmd
+        from sicbo import journal
+        from sicbo import records as R
+        from sicbo.recall import Recall
+
+        self.table_id = tid
+        self.round = rid
+        row = conn.execute("SELECT status, info, first_seq, last_seq FROM rounds"
+                           " WHERE table_id=? AND round=?", (tid, rid)).fetchone()
+        self.found = row is not None
+        if not self.found:
+            return
+        self.status, info, self.first_seq, self.last_seq = row
+        self.info = json.loads(info)
+        recall = Recall(table, 4)
+        self.records = []
+        damage = None
+        for _seq, checked, received, raw in conn.execute(
+                "SELECT seq, checked, received, raw FROM records WHERE table_id=? AND round=?"
+                " ORDER BY seq", (tid, rid)):
+            raw = bytes(raw)
+            rec = journal.Record(raw, 0)
+            d = fcmd.record_of(tid, raw, checked, received, table)
+            d["line"] = jcmd.record_line(rec, checked if checked and checked > 0 else 0, table)
+            self.records.append(d)
+            if checked == 0 and rec.type != R.J_METERS:
+                recall.apply(rec)
+            elif checked is not None and checked > 0 and damage is None:
+                damage = jcmd.damage_name(checked)
+        self.damage = damage
+        self.r = r = recall.current(rid)
+        self.svg = layout_svg.render_round(cfg, table, r, damage=damage) if r else ""
+        self.times = []
+        if r is not None:
+            for name, t in (("started", r.started), ("bell", r.bell),
+                            ("result", r.result_time), ("ended", r.ended)):
+                if t is not None:
+                    self.times.append((name, wall(t[2]) if t[2] is not None else
+                                       "boot %d ticks %d (clock not set)" % (t[0], t[1])))
+            self.corrections = [("-".join(map(str, a)), "-".join(map(str, b)),
+                                 wall(t[2]) if t[2] is not None else "")
+                                for a, b, t in r.corrections]
+            self.void = jcmd.void_name(r.void_reason) if r.void_reason else None
+            self.alarm_texts = [_message(c) for c in r.alarms]
+        else:
+            self.corrections, self.void, self.alarm_texts = [], None, []
+
+    def as_dict(self):
+        return {"table": self.table_id, "round": self.round, "status": self.status,
+                "recall": self.info, "records": self.records}
+
+
+def _message(code):
+    from sicbo import texts
+
+    return texts.text(code)
+
+
+def latest_svg(conn, tid, cfg, table):
+    """The picture of the table's newest finished round (the results
+    display), or ''."""
+    row = conn.execute("SELECT MAX(round) FROM rounds WHERE table_id=? AND " + FINISHED,
+                       (tid,)).fetchone()
+    if row is None or row[0] is None:
+        return "", None
+    v = RoundView(conn, tid, row[0], cfg, table)
+    return v.svg, row[0]
+
+
+# ---- the per-day report -----------------------------------------------------------------
+
+_ROUND_DAY = ("date(COALESCE(started_wall + %d, (SELECT received FROM records q WHERE"
+              " q.table_id=rounds.table_id AND q.seq=rounds.first_seq)), 'unixepoch')"
+              % WALL_EPOCH)
+_ALARM_DAY = "date(COALESCE(wall + %d, raised), 'unixepoch')" % WALL_EPOCH
+
+
+def days(conn, tid):
+    """The UTC days on which the table started rounds, newest first."""
+    return [d for d, in conn.execute(
+        "SELECT DISTINCT " + _ROUND_DAY + " AS day FROM rounds WHERE table_id=?"
+        " ORDER BY day DESC", (tid,))]
+
+
+def check_day(day):
+    try:
+        return datetime.date.fromisoformat(day).isoformat()
+    except (TypeError, ValueError):
+        return None
+
+
+class Report:
+    """One table's day (UTC): rounds, voids and their reasons, wins per area
+    (paid rounds, by the firmware's settlement), corrections, damage and
+    alarms."""
+
+    def __init__(self, conn, tid, day, cfg):
+        from sicbo import areas
+
+        self.table_id = tid
+        self.day = day
+        rows = conn.execute(
+            "SELECT round, status, dice, void_reason, corrections, damaged, info FROM rounds"
+            " WHERE table_id=? AND " + _ROUND_DAY + "=? ORDER BY round", (tid, day)).fetchall()
+        self.rounds = len(rows)
+        self.paid = sum(1 for r in rows if r[1] == "paid")
+        self.voids = sum(1 for r in rows if r[1] == "void")
+        self.unfinished = sum(1 for r in rows if r[1] in ("open", "paying"))
+        self.void_reasons = {}
+        self.corrected = []
+        self.damaged = [r[0] for r in rows if r[5]]
+        wins = {areas.code(i): 0 for i in cfg.offered}
+        for rid, status, _dice, reason, corrections, _dmg, info in rows:
+            d = json.loads(info)
+            if status == "void":
+                key = reason or "?"
+                self.void_reasons[key] = self.void_reasons.get(key, 0) + 1
+            if corrections:
+                self.corrected.append((rid, corrections, d.get("first_dice"), d.get("dice")))
+            if status == "paid":
+                for w in d.get("wins", ()):
+                    wins[w["area"]] = wins.get(w["area"], 0) + 1
+        self.wins = wins
+        self.first_round = rows[0][0] if rows else None
+        self.last_round = rows[-1][0] if rows else None
+        self.alarms = [Alarm(r) for r in conn.execute(
+            "SELECT a.id, a.table_id, a.seq, a.round, a.source, a.kind, a.code, a.text, a.wall,"
+            " a.raised, k.user, k.note, k.at FROM alarms a LEFT JOIN acks k ON k.alarm_id=a.id"
+            " WHERE a.table_id=? AND " + _ALARM_DAY.replace("wall", "a.wall").replace(
+                "raised", "a.raised") + "=? ORDER BY a.id", (tid, day))]
+        self.alarm_kinds = {}
+        for a in self.alarms:
+            self.alarm_kinds[a.kind] = self.alarm_kinds.get(a.kind, 0) + 1
+
+    def csv(self):
+        """section,key,value,detail rows."""
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(["section", "key", "value", "detail"])
+        w.writerow(["report", "table", self.table_id, ""])
+        w.writerow(["report", "day", self.day, "UTC"])
+        for k in ("rounds", "paid", "voids", "unfinished"):
+            w.writerow(["rounds", k, getattr(self, k), ""])
+        w.writerow(["rounds", "first", "" if self.first_round is None else self.first_round, ""])
+        w.writerow(["rounds", "last", "" if self.last_round is None else self.last_round, ""])
+        for reason, n in sorted(self.void_reasons.items()):
+            w.writerow(["void_reason", reason, n, ""])
+        for area, n in self.wins.items():
+            w.writerow(["wins", area, n, ""])
+        for rid, n, first, now in self.corrected:
+            w.writerow(["correction", rid, n, "%s -> %s" % (
+                "-".join(map(str, first or ())), "-".join(map(str, now or ())))])
+        for rid in self.damaged:
+            w.writerow(["damaged_round", rid, 1, ""])
+        for kind, n in sorted(self.alarm_kinds.items()):
+            w.writerow(["alarms", kind, n, ""])
+        for a in self.alarms:
+            w.writerow(["alarm", a.id, a.kind, "%s | %s" % (
+                a.text, "open" if a.open else "acknowledged by %s: %s" % (a.ack_user,
+                                                                         a.ack_note))])
+        return out.getvalue()
