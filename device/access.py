@@ -158,11 +158,15 @@ def stopped(faults, ctl, journal_dir=None, log=print):
             pass
 
 
-def recovery(cause, journal_dir=None, rtc=None):
+def recovery(cause, journal_dir=None, rtc=None, say=print):
     """Journal recovery mode (J_RECOVERY: the confirm key held at power-on,
-    the app not started), with the boot's reset cause."""
-    record(R.J_RECOVERY, bytes((cause & 255, 0, 0, 0, 0, 0, 0, 0)), journal_dir, rtc)
-    close()
+    the app not started), with the boot's reset cause; a journal that cannot
+    take it is said (recovery mode reaches the REPL whatever it holds)."""
+    try:
+        record(R.J_RECOVERY, bytes((cause & 255, 0, 0, 0, 0, 0, 0, 0)), journal_dir, rtc)
+        close()
+    except Exception as e:  # noqa: BLE001 - see above
+        say("sicbo: recovery mode not journaled: %s %s" % (type(e).__name__, e))
 
 
 def set_clock(dt, journal_dir=None):

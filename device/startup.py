@@ -308,11 +308,11 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     if confirm_held(board):  # the dealer's confirm key held at power-on
         say("sicbo: recovery mode (confirm key held at power-on): app not started")
         try:
-            import access
+            import access  # J_RECOVERY, after a replay; says why it could not
 
-            access.recovery(cause, journal_dir, rtc)  # J_RECOVERY, after a replay
-        except Exception as e:  # noqa: BLE001 - recovery mode reaches the REPL whatever
-            say("sicbo: recovery mode not journaled: %s %s" % (type(e).__name__, e))
+            access.recovery(cause, journal_dir, rtc, say)
+        except Exception:  # noqa: BLE001 - recovery mode reaches the REPL whatever
+            say("sicbo: recovery mode not journaled")
         return None, False
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
     link = stage_link(faults, board, table, store, journal_dir,
