@@ -11,8 +11,9 @@
 # needs, and a command that cannot do its part says why in one line, never a
 # traceback. Tests that move something (solenoid, bell, lamp walk) are
 # refused unless the journal says the table is idle and the cover is on with
-# both clasps fastened, and each test is journaled (J_DIAG). Output fits an
-# 80-column terminal.
+# both clasps fastened. Each test, the sensors read and a fault cleared are
+# journaled (J_DIAG, by name), the clock set too (set_clock: J_CLOCK), as
+# technician access (access.py). Output fits an 80-column terminal.
 
 import gc
 import time
