@@ -20,7 +20,8 @@ for another seed matches nothing: the seed makes it useless.
 
 The check is journaled on the board (J_VERIFY: who asked, the seed's first
 bytes, the answer's), and the board is reset afterwards so the table
-resumes (mpremote's Ctrl-C stopped it), unless --no-restart.
+resumes (mpremote's Ctrl-C stopped it; typed at its REPL, its start-up line
+read and said, as `sicbo diag` does), unless --no-restart.
 
 Exit status: 0 the board runs the approved release, 1 it does not, 2 a
 refusal (bad seed, no board, a frozen board without --firmware)."""
@@ -33,7 +34,6 @@ import os
 import secrets
 import socket
 import tempfile
-import time
 
 from host_tools import DEVICE
 from host_tools.cli import UsageError
@@ -295,7 +295,8 @@ def compare(seed, got, release, partition=None):
 
 
 def run(args, mpremote=None):
-    from host_tools.deploy import RESET_SETTLE, MpRemote
+    from host_tools.deploy import MpRemote
+    from host_tools.portlock import PortLock
 
     seed = parse_seed(args.seed)
     if not os.path.isdir(args.device):
@@ -305,13 +306,26 @@ def run(args, mpremote=None):
     by = _who(args.by)
     mp = mpremote or MpRemote(args.port)
     mp.check_port()
-    chain = ["exec", agent_code(seed, args.firmware, by)]
-    if not args.no_restart:
-        chain += ["+", "reset"]
-    got = parse_answer(mp.run(*chain))
+    with PortLock(args.port, "sicbo verify") as lock:
+        got = parse_answer(mp.run("exec", agent_code(seed, args.firmware, by)))
+        after = [] if args.no_restart else _reset(args.port, lock)
+    return _report(args, seed, by, got, after)
+
+
+def _reset(port, lock):
+    """The board reset so that the table resumes (typed at its REPL, as diag
+    does), and what it said as it started."""
+    from host_tools import boardstate
+
+    try:
+        states = boardstate.reset_and_read(port, "sicbo verify", None, lock=lock)
+    except OSError as e:
+        raise UsageError("lost the board at %s at its reset (%s)" % (port, e)) from None
+    return ["board reset: " + line for line in boardstate.summary(states)]
+
+
+def _report(args, seed, by, got, after):
     info = got["info"]
-    if not args.no_restart:
-        time.sleep(RESET_SETTLE)  # what is sent to a board while it restarts is lost
     if info.get("frozen") and not args.firmware:
         raise UsageError("the board runs frozen firmware (code %s): its code is the running "
                          "partition: give the approved image with --firmware FILE"
@@ -321,10 +335,13 @@ def run(args, mpremote=None):
     result["by"] = by
     result["board"] = info
     result["journaled"] = [what for ok, what in got["journaled"] if ok]
+    result["after"] = after
     if args.json:
         print(json.dumps(result))
     else:
         _print(result, info, seed, by)
+        for line in after:
+            print(line)
     return 0 if result["match"] else 1
 
 

@@ -128,6 +128,21 @@ def test_every_diag_test_is_journaled_by_name_with_its_clock_set(table, capsys):
     client.open_clasps()
 
 
+def test_a_code_check_is_journaled_and_the_table_resumes(table, capsys):
+    vb, client, _report = table
+    last = journal(vb, capsys)[-1]["seq"]
+    frames = client.lamps()["frames"]
+    assert main(["verify", "--port", vb.port, "--seed", "5eed" * 8, "--by", "inspector"]) == 0
+    out = capsys.readouterr().out
+    assert "MATCH: the board runs the approved release" in out, out
+    assert "board reset: the table runs" in out, out
+    wait_app(client, frames)
+    new = since(journal(vb, capsys), last)
+    assert [x["type"] for x in new][:3] == ["repl", "verify", "boot"], new
+    assert new[1]["seed"] == "5eed" * 3 and new[1]["by"] == "inspector"
+    assert "verify      code files, " in text(vb, capsys, 12)
+
+
 def test_the_clock_set_back_by_hand_is_found_at_boot(table, capsys):
     vb, client, _report = table
     recs = journal(vb, capsys)
