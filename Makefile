@@ -16,7 +16,7 @@ VM32        := build/vm32/sim/micropython
 VM32_FROZEN := build/vm32/frozen/micropython
 
 .PHONY: setup run test test-py test-mp test-board lint typecheck mpy-check bench soak clean \
-        vm32 vm32-frozen mutate
+        vm32 vm32-frozen vm32-if-src mutate
 
 setup: $(STAMP)
 
@@ -70,8 +70,15 @@ test-board: setup
 	        $(BIN)/pytest tests/board; \
 	fi
 
+# The 32-bit VMs, when MicroPython's source is given: the host tests run the
+# link's client on them too (tests/host/test_link_*.py), so they are built
+# before test-py, not only by test-board.
+vm32-if-src: setup
+	@if [ -n "$(MICROPYTHON_SRC)" ]; then \
+	    $(BIN)/python -m host_tools.vm32 && $(BIN)/python -m host_tools.vm32 --frozen; fi
+
 # Every gate; make stops at the first that fails.
-test: lint mpy-check typecheck test-py test-mp test-board
+test: lint mpy-check typecheck vm32-if-src test-py test-mp test-board
 
 # Figures, not pass/fail. The controller bench runs at the board's heap
 # (host_tools/heaps.py): 111936 bytes on the 32-bit VM when it is built, and

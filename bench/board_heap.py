@@ -31,6 +31,27 @@ micropython, and the 64-bit pip port .venv/bin/micropython):
 3. the smallest N, in 1 KiB steps, at which the campaign succeeds (bisected
    from the heap in use after boot up; the same seed at every N).
 
+With the floor link (--link, and in --all beside the figures without it):
+the board file gets a `floor` section (site, table, broker 127.0.0.1, the
+port of a real mosquitto, plain TCP: the 32-bit VM has no ssl, and on the
+ESP32 mbedtls allocates from the IDF heap, not MicroPython's) and the
+table's password in secrets/password beside it, as sicbo deploy installs
+them; the broker (host_tools/broker.py: the site's ACL on its password
+listener, docs/floor.md) and the floor service (`python -m host_tools floor`,
+which stores every record in SQLite and acknowledges what it stored) are
+started afresh, on the same port, for the full journal and for every
+campaign (a campaign's records are its own: another floor would flag them as
+conflicts). The campaign's folder starts without the saved cursor, so the
+first power-on publishes the whole full journal while it plays. Every
+power-on waits for the link to be connected and subscribed before it plays;
+the last waits for the floor to acknowledge every record. A campaign
+succeeds only when every power-on connected, the link never went down but
+for its MemoryError (a heap too small), and the floor acknowledged, and
+stored, every record of the journal: a figure for a link that never
+connected is refused (the bench stops). Printed: the records acknowledged,
+and the link's own heap (the heap in use after boot, and once connected,
+above the figure without the link).
+
 On the frozen image the firmware is not put on the path: `import startup`
 finds the frozen one (the worker reports whether `frozen_id` imports, and the
 bench refuses a frozen interpreter whose worker does not see it). On a
@@ -83,6 +104,9 @@ STEPS_PER_ROUND = 42  # clock steps of a plain round (the worker's), for the cut
 CUT_EXIT = 3
 RESTART_EXIT = 4  # heap_worker: the files were checked and cached, the board resets
 PRINT = print
+NO_LINK_EXIT = 5  # heap_worker: the link did not connect within its wait
+L_MEMORY = 11  # link.client.L_MEMORY: a MemoryError in the link task
+LINK = {"floor": None}  # the LinkFloor of this mode, None without the link
 
 
 class BenchError(Exception):
@@ -222,6 +246,10 @@ class Run:
         self.exit = None
         self.restart = False
         self.loop = False  # restarted again at the power-on after a restart
+        self.link = None  # (up, cursor, last sent, journal's last, publishes, failures)
+        self.link_up_heap = None  # heap in use once the link connected
+        self.link_downs = []  # (code, detail)
+        self.no_link = None  # (state, fault, detail): it did not connect
         for ln in self.lines:
             if not ln.startswith("@"):
                 continue
@@ -240,6 +268,14 @@ class Run:
                 self.exit = tuple(int(x) for x in f[1:4])
             elif f[0] == "@restart":
                 self.restart = True
+            elif f[0] == "@link":
+                self.link = tuple(int(x) for x in f[1:7])
+            elif f[0] == "@linkup":
+                self.link_up_heap = int(f[1])
+            elif f[0] == "@linkdown":
+                self.link_downs.append((int(f[1]), int(f[2])))
+            elif f[0] == "@nolink":
+                self.no_link = tuple(int(x) for x in f[1:4])
 
     def failure(self):
         """Why this power-on failed, or None."""
@@ -248,6 +284,14 @@ class Run:
             return _tail(text, "MemoryError")
         if self.loop:
             return "restarts at every power-on (the files checked and cached again)"
+        for code, _detail in self.link_downs:
+            if code == L_MEMORY:
+                return "MemoryError in the floor link (contained: down %d)" % code
+        if self.link_downs:
+            return "the floor link went down: code %d detail %d" % self.link_downs[0]
+        if self.no_link is not None:
+            return ("the floor link did not connect (state %d, fault %d, detail %d): %s"
+                    % (self.no_link + (_tail(text),)))
         if self.restart and self.rc == RESTART_EXIT and "Traceback" not in text:
             return None
         if self.boot is None:
@@ -289,13 +333,15 @@ def _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
     env["MICROPYPATH"] = interp.path()
     cmd = [interp.exe, "-X", "heapsize=%s" % heap, "-m", "heap_worker", folder, mode,
            str(rounds), str(cut_step), str(seed), str(boot_no)]
+    # With the link: its waits (connected, then everything acknowledged) too.
+    timeout = PROCESS_TIMEOUT_S + (120 if LINK["floor"] is not None else 0)
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, cwd=folder, env=env,
-                           timeout=PROCESS_TIMEOUT_S)
+                           timeout=timeout)
         return Run(r.returncode, r.stdout, r.stderr)
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return Run(-1, out, "timed out after %d s" % PROCESS_TIMEOUT_S)
+        return Run(-1, out, "timed out after %d s" % timeout)
 
 
 def new_folder(prefix, base=None, board=None, table=TABLE_FILE):
@@ -303,9 +349,21 @@ def new_folder(prefix, base=None, board=None, table=TABLE_FILE):
     folder = tempfile.mkdtemp(prefix="sicbo-heap-%s-" % prefix)
     if base:
         for name in os.listdir(base):
-            shutil.copy2(os.path.join(base, name), os.path.join(folder, name))
+            src = os.path.join(base, name)
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(folder, name))
+            elif not name.startswith("acked"):
+                # Without the saved cursor: a new floor is given the whole journal.
+                shutil.copy2(src, os.path.join(folder, name))
     else:
-        shutil.copy(board, os.path.join(folder, "board.json"))
+        fl = LINK["floor"]
+        if fl is not None:
+            fl.board_file(board, os.path.join(folder, "board.json"))
+            os.makedirs(os.path.join(folder, "secrets"))
+            with open(os.path.join(folder, "secrets", "password"), "w") as f:
+                f.write(fl.table_password + "\n")
+        else:
+            shutil.copy(board, os.path.join(folder, "board.json"))
         shutil.copy(table, os.path.join(folder, "table.json"))
         write_pins(board, folder)
     return folder
@@ -348,6 +406,8 @@ def fill_journal(interp, extra_rounds=8, board=None, table=TABLE_FILE):
     """A folder whose journal is at its cap (it has rotated and deleted), with
     the board and table files beside it as board.json and table.json."""
     folder = new_folder("full", board=board, table=table)
+    if LINK["floor"] is not None:
+        LINK["floor"].fresh()
     r = power_on(interp, folder, FILL_HEAP, "fill", extra_rounds, 0, 1, 0)
     why = r.failure()
     if why or r.exit is None or r.exit[2] < 1:
@@ -373,6 +433,115 @@ def host_recall(folder):
             rc.feed(f.read())
     return [(i.round, i.status, "%d%d%d" % tuple(i.dice) if i.dice else "-")
             for i in rc.last()]
+
+
+# ---- the floor (link mode) -----------------------------------------------------------
+
+
+class LinkFloor:
+    """The site the table's link reports to: a real mosquitto (the site's
+    ACL on its password listener) and the floor service, started afresh by
+    fresh() (a new broker persistence and a new store) on one loopback port
+    for the whole run, since the port is in the board file and the board
+    file's configuration id must not change between power-ons."""
+
+    SITE = "bench"
+    TABLE = "T01"
+    FLOOR_PASSWORD = "floor-bench-pw"
+
+    def __init__(self):
+        from host_tools.broker import free_port, require_mosquitto
+
+        why = require_mosquitto()
+        if why:
+            raise BenchError("--link: " + why)
+        self.folder = tempfile.mkdtemp(prefix="sicbo-heap-floor-")
+        atexit.register(shutil.rmtree, self.folder, True)
+        self.port = free_port()
+        self.table_password = "pw-" + self.TABLE
+        self.n = 0
+        self.broker = None
+        self.proc = None
+        self.db = None
+        atexit.register(self.stop)
+
+    def board_file(self, base, path):
+        """The board file `base` with a floor section pointing at this broker."""
+        import json
+
+        with open(base, encoding="utf-8") as f:
+            bd = json.load(f)
+        bd["floor"] = {"site": self.SITE, "table": self.TABLE, "broker": "127.0.0.1",
+                       "port": self.port, "tls": False, "keepalive_s": 30}
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(bd, f, indent=1)
+
+    def fresh(self):
+        from host_tools.broker import Broker
+        from host_tools.floor import site
+
+        self.stop()
+        self.n += 1
+        here = os.path.join(self.folder, str(self.n))
+        b = Broker(os.path.join(here, "mq"), acl=site.acl_text(self.SITE), plain_acl=True,
+                   passwords={site.FLOOR_USER: self.FLOOR_PASSWORD,
+                              self.TABLE: self.table_password})
+        b.port = self.port
+        b.started = 1  # keeps its port (Broker picks new ports before its first start)
+        try:
+            b.start()
+        except RuntimeError as e:
+            raise BenchError("the broker for the link: %s" % e) from e
+        self.broker = b
+        pw = os.path.join(here, "floor.pw")
+        with open(pw, "w") as f:
+            f.write(self.FLOOR_PASSWORD + "\n")
+        self.db = os.path.join(here, "floor.db")
+        self.log_path = os.path.join(here, "floor.log")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "host_tools", "floor", "--broker",
+                 "127.0.0.1:%d" % self.port, "--db", self.db, "--site", self.SITE,
+                 "--username", site.FLOOR_USER, "--password-file", pw],
+                cwd=REPO, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while "subscribed" not in self._log():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise BenchError("the floor service did not start: %s" % self._log()[-500:])
+            time.sleep(0.05)
+
+    def _log(self):
+        try:
+            with open(self.log_path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def stored(self):
+        """(records the floor stored for the table, the highest sequence
+        number among them)."""
+        import sqlite3
+
+        conn = sqlite3.connect("file:%s?mode=ro" % self.db, uri=True, timeout=30)
+        try:
+            n, top = conn.execute("SELECT COUNT(*), MAX(seq) FROM records WHERE table_id = ?",
+                                  (self.TABLE,)).fetchone()
+        finally:
+            conn.close()
+        return n, top or 0
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(60)
+        self.proc = None
+        if self.broker is not None:
+            self.broker.stop()
+            self.broker = None
 
 
 # ---- a campaign ----------------------------------------------------------------------
@@ -405,6 +574,11 @@ class Campaign:
         self.boot_heaps = []  # heap in use after each boot
         self.seconds = 0.0
         self.recall = []  # the game recall read from the journal at the end
+        self.link_up_heaps = []  # heap in use once the link connected, each power-on
+        self.acked = 0  # the link's cursor at the end: acknowledged by the floor
+        self.acked_moves = 0  # power-ons during which the cursor moved
+        self.published = 0  # journal publishes, all power-ons
+        self.stored = (0, 0)  # (records the floor stored, the highest)
 
     def read_journal(self, folder):
         for name in segments(folder):
@@ -426,6 +600,8 @@ class Campaign:
     def run(self):
         t0 = time.monotonic()
         folder = new_folder("campaign", self.full)
+        if LINK["floor"] is not None:
+            LINK["floor"].fresh()
         try:
             self.read_journal(folder)
             self.first_round = max([rid for (t, rid, _p) in self.records.values()
@@ -456,6 +632,10 @@ class Campaign:
                         raise BenchError("the full journal's round is %d, the board booted "
                                          "in round %d" % (self.first_round, r.boot[0]))
                 self.boot_heaps.append(r.boot[2])
+                if LINK["floor"] is not None:
+                    self.failure = self.link_run(r)
+                    if self.failure is not None:
+                        break
                 self.seen_ends.update(r.ends)
                 self.read_journal(folder)
                 # Every round the dealer started is a new round of the journal,
@@ -482,11 +662,37 @@ class Campaign:
                 elif rounds == 0:
                     self.recall = host_recall(folder)
                     self.failure = self.check(r)
+                    if self.failure is None and LINK["floor"] is not None:
+                        self.failure = self.link_check(r)
                     break
         finally:
             shutil.rmtree(folder, ignore_errors=True)
             self.seconds = time.monotonic() - t0
         return self.failure is None
+
+    def link_run(self, r):
+        """One power-on's link: connected, its cursor (None: fine)."""
+        if r.link_up_heap is None or r.link is None:
+            return "power-on %d: the floor link did not report (connected, cursor)" % self.runs
+        self.link_up_heaps.append(r.link_up_heap)
+        _up, cursor, _sent, _last, published, _failures = r.link
+        if cursor > self.acked:
+            self.acked_moves += 1
+            self.acked = cursor
+        self.published += published
+        return None
+
+    def link_check(self, r):
+        """At the end: the floor acknowledged, and stored, every record the
+        journal holds (None: it did)."""
+        last = max(self.records) if self.records else 0
+        self.stored = LINK["floor"].stored()
+        if self.acked < last:
+            return ("the floor link: acknowledged up to %d of the journal's %d (%d publishes)"
+                    % (self.acked, last, self.published))
+        if self.stored[1] < last:
+            return "the floor stored up to %d of the journal's %d" % (self.stored[1], last)
+        return None
 
     def outcomes(self):
         """round -> [outcomes in the journal]: ("paid", dice) / ("void", reason)."""
@@ -599,9 +805,12 @@ def smallest_heap(interp, full, in_use, rounds, cut_every, seed, log=None, step=
 
 
 def heap_after_boot(interp, full, seed=5):
-    """(in use, in use before the firmware loaded) after a boot on a copy of
-    the full journal, at a generous heap, in bytes."""
+    """(in use, in use before the firmware loaded, in use once the link
+    connected or None) after a boot on a copy of the full journal, at a
+    generous heap, in bytes."""
     folder = new_folder("boot", full)
+    if LINK["floor"] is not None:
+        LINK["floor"].fresh()
     try:
         r = power_on(interp, folder, FILL_HEAP, "play", 0, 0, seed, 1)
     finally:
@@ -611,7 +820,9 @@ def heap_after_boot(interp, full, seed=5):
         raise BenchError("%s does not boot on the full journal at %s: %s"
                          % (interp.exe, FILL_HEAP, why))
     check_frozen(interp, r)
-    return r.boot[2], r.boot[4]
+    if LINK["floor"] is not None and r.link_up_heap is None:
+        raise BenchError("%s: the floor link did not connect at %s" % (interp.exe, FILL_HEAP))
+    return r.boot[2], r.boot[4], r.link_up_heap
 
 
 def check_frozen(interp, r):
@@ -654,23 +865,39 @@ def first_boot_kib(interp, step=1):
     return hi, why
 
 
-def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
-    """Every figure for one interpreter (a dict)."""
-    in_use, before = heap_after_boot(interp, full, seed)
-    PRINT("%s" % interp.describe())
+def measure(interp, full, rounds, cut_every, seed, log=None, step=1, base=None):
+    """Every figure for one interpreter (a dict). base: the same
+    interpreter's figures without the link, in link mode."""
+    linked = LINK["floor"] is not None
+    in_use, before, up_heap = heap_after_boot(interp, full, seed)
+    PRINT("%s%s" % (interp.describe(), ", WITH THE FLOOR LINK connected and publishing"
+                    if linked else ""))
     PRINT("  heap in use after boot on the full journal: %d bytes (%.1f KiB), of which %.1f "
           "KiB before the firmware (the interpreter, the simulated machine, and this bench's "
           "worker: %s)" % (in_use, in_use / 1024, before / 1024,
                            "its objects; its code is frozen in" if interp.rig_frozen
                            else "its code and objects"), flush=True)
-    first, first_why = first_boot_kib(interp, step)
-    PRINT("  smallest heap for the first power-on on new files (an empty journal; the files "
-          "parsed, checked and cached, a reset, the table started): %s%s"
-          % ("%d KiB" % first if first else "none up to 256 KiB",
-             "; below: %s" % first_why if first_why else ""), flush=True)
+    if linked:
+        PRINT("  heap in use once the link connected and subscribed: %d bytes (%.1f KiB)"
+              % (up_heap, up_heap / 1024), flush=True)
+        if base is not None:
+            PRINT("  the link's own heap: after boot (its code%s, buffers and objects, not yet "
+                  "connected) %d bytes (%.1f KiB); connected %d bytes (%.1f KiB) more than "
+                  "the table without the link"
+                  % (" in flash" if interp.frozen else "", in_use - base["in_use"],
+                     (in_use - base["in_use"]) / 1024, up_heap - base["in_use"],
+                     (up_heap - base["in_use"]) / 1024), flush=True)
+        first = first_why = None  # the files' first boot does not start the link
+    else:
+        first, first_why = first_boot_kib(interp, step)
+        PRINT("  smallest heap for the first power-on on new files (an empty journal; the "
+              "files parsed, checked and cached, a reset, the table started): %s%s"
+              % ("%d KiB" % first if first else "none up to 256 KiB",
+                 "; below: %s" % first_why if first_why else ""), flush=True)
     kib, best, tried = smallest_heap(interp, full, in_use, rounds, cut_every, seed, log, step)
-    fig = {"exe": interp.exe, "bits": interp.bits, "frozen": interp.frozen,
+    fig = {"exe": interp.exe, "bits": interp.bits, "frozen": interp.frozen, "link": linked,
            "in_use": in_use, "before_firmware": before, "smallest_kib": kib,
+           "link_up": up_heap,
            "first_boot_kib": first,
            "rounds": rounds, "tried": {k: c.failure for k, c in tried.items()}}
     if kib is None:
@@ -688,6 +915,12 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
           % (rounds, kib, kib * 1024, step, best.runs, best.cuts,
              ",".join("%s:%d" % (k, v) for k, v in sorted(best.cut_states.items())),
              fig["paid"], fig["voids"], fig["power_voids"], best.seconds))
+    if linked:
+        fig.update(acked=best.acked, stored=best.stored, published=best.published)
+        PRINT("    the link: %d journal publishes, the cursor moved in %d of %d power-ons, "
+              "acknowledged up to %d; the floor stored %d records (up to %d)"
+              % (best.published, best.acked_moves, best.runs, best.acked, best.stored[0],
+                 best.stored[1]))
     if below is not None:
         PRINT("    at %d KiB: %s" % (int(below.heap) // 1024, below.failure))
     PRINT("  the board's heap on this interpreter: %d bytes (%.1f KiB): %s"
@@ -696,12 +929,50 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1):
           flush=True)
     if interp.bits == 32:
         # Issue 8's goals under the board's heap: the .mpy firmware at 90 KiB
-        # (room for a TLS link), the frozen image in the heap before it grows.
-        goal = heaps.BOARD_HEAP_INITIAL if interp.frozen else heaps.BOOT_GOAL
+        # (room for a TLS link), the frozen image in the heap before it grows;
+        # with the link (issue 17): 96 and 52 KiB.
+        if linked:
+            goal = heaps.LINK_GOAL_FROZEN if interp.frozen else heaps.LINK_GOAL
+        else:
+            goal = heaps.BOARD_HEAP_INITIAL if interp.frozen else heaps.BOOT_GOAL
         verdict = ("met" if kib * 1024 <= goal
                    else "NOT met, %d KiB over" % (kib - goal // 1024))
         PRINT("  goal: at most %d KiB: %s" % (goal // 1024, verdict), flush=True)
     return fig
+
+
+def _fig_text(f):
+    if f is None:
+        return "not measured"
+    if not f["smallest_kib"]:
+        return "none up to %d KiB" % MAX_HEAP_KIB
+    return "%d KiB" % f["smallest_kib"]
+
+
+def measure_mode(interps, missing, rounds, args, step, earlier):
+    """The figures of every interpreter, with or without the link (LINK)."""
+    # One full journal for every interpreter: the same firmware writes it.
+    full, fill = fill_journal(interps[0])
+    figs = []
+    try:
+        PRINT("board_heap: full journal%s: %d segments, %d bytes (cap %d), round %d, %s "
+              "at %s; %s, %s; %d rounds per campaign, a power cut every %d rounds on "
+              "average (seed %d)"
+              % (" (the floor link in the board file)" if LINK["floor"] else "",
+                 len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0],
+                 os.path.basename(interps[0].exe), FILL_HEAP, os.path.basename(BOARD["file"]),
+                 os.path.basename(TABLE_FILE), rounds, args.cut_every, args.seed), flush=True)
+        for exe in missing:
+            PRINT("%s: not built, skipped (make vm32 / make vm32-frozen with "
+                  "MICROPYTHON_SRC)" % os.path.relpath(exe, REPO))
+        for it in interps:
+            base = [f for f in earlier if f["exe"] == it.exe and not f["link"]]
+            figs.append(measure(it, full, rounds, args.cut_every, args.seed,
+                                PRINT if args.verbose else None, step,
+                                base[0] if base else None))
+    finally:
+        shutil.rmtree(full, ignore_errors=True)
+    return figs
 
 
 def main(argv=None):
@@ -724,6 +995,11 @@ def main(argv=None):
     ap.add_argument("--board", default=BOARD_FILE,
                     help="the board file (default board_config/boards/virtual.json; "
                          "virtual-chain.json: the keys on a 74HC165 chain)")
+    ap.add_argument("--link", action="store_true",
+                    help="with the floor link connected and publishing (a real mosquitto "
+                         "and the floor service) only; --all measures without it, then with it")
+    ap.add_argument("--no-link", action="store_true",
+                    help="with --all: without the floor link only")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
     BOARD["file"] = os.path.abspath(args.board)
@@ -748,30 +1024,30 @@ def main(argv=None):
         fresh_vms(exes)
         compile_all()
         interps = [Interp(exe) for exe in exes]
-        # One full journal for every interpreter: the same firmware writes it.
-        full, fill = fill_journal(interps[0])
-        try:
-            PRINT("board_heap: full journal: %d segments, %d bytes (cap %d), round %d, %s "
-                  "at %s; %s, %s; %d rounds per campaign, a power cut every %d rounds on "
-                  "average (seed %d)"
-                  % (len(segments(full)), journal_bytes(full), 4 * 4096, fill.meters[-1][0],
-                     os.path.basename(interps[0].exe), FILL_HEAP, os.path.basename(BOARD["file"]),
-                     os.path.basename(TABLE_FILE), rounds, args.cut_every, args.seed), flush=True)
-            for exe in missing:
-                PRINT("%s: not built, skipped (make vm32 / make vm32-frozen with "
-                      "MICROPYTHON_SRC)" % os.path.relpath(exe, REPO))
-            figs = []
-            for it in interps:
-                figs.append(measure(it, full, rounds, args.cut_every, args.seed,
-                                    PRINT if args.verbose else None, step))
-        finally:
-            shutil.rmtree(full, ignore_errors=True)
+        modes = [False, True] if args.all else [False]
+        if args.link:
+            modes = [True]
+        elif args.no_link:
+            modes = [False]
+        figs = []
+        for linked in modes:
+            LINK["floor"] = LinkFloor() if linked else None
+            figs += measure_mode(interps, missing, rounds, args, step, figs)
     except BenchError as e:
         PRINT("board_heap: %s" % e)
         return 2
+    finally:
+        if LINK["floor"] is not None:
+            LINK["floor"].stop()
     done = [f for f in figs if f["smallest_kib"]]
-    m32 = [f for f in done if f["bits"] == 32 and not f["frozen"]]
-    m64 = [f for f in done if f["bits"] == 64 and not f["frozen"]]
+    PRINT("board_heap: smallest heaps, without the floor link / with it connected and "
+          "publishing:")
+    for exe in exes:
+        row = {f["link"]: f for f in figs if f["exe"] == os.path.abspath(exe)}
+        PRINT("  %s: %s / %s" % (os.path.relpath(exe, REPO) if exe.startswith(REPO) else exe,
+                                 _fig_text(row.get(False)), _fig_text(row.get(True))))
+    m32 = [f for f in done if f["bits"] == 32 and not f["frozen"] and not f["link"]]
+    m64 = [f for f in done if f["bits"] == 64 and not f["frozen"] and not f["link"]]
     if m32 and m64:
         PRINT("64-bit / 32-bit (.mpy): heap in use after boot %.2f, smallest heap %.2f"
               % (m64[0]["in_use"] / m32[0]["in_use"],

@@ -32,8 +32,20 @@
 #   @cut <step> <state>       the power goes now
 #   @restart                  the configuration was checked and cached: reset (exit 4)
 #   @exit <steps> <rounds> <deleted segments>
+#   @link <up 0/1> <cursor> <last sent> <journal's last seq> <publishes> <failures>
+#             the floor link (board.json's floor section), at a cut and at the end
+#   @linkdown <code> <detail>   the link lost its connection (device/link L_* code)
+#
+# With a floor link the table's link task runs too: the controller's link
+# pass (controller.link_pass) after the table's passes at every clock step,
+# on the real clock (the broker and the floor service are real processes),
+# and one pass of the asyncio loop while the link opens its connection (its
+# opener task). Each power-on waits (real time, bounded) for the link to be
+# connected and subscribed before it plays, and the last one for the floor
+# to have acknowledged every record the journal holds.
 import gc
 import sys
+import time
 
 gc.collect()
 _BASE = gc.mem_alloc()
@@ -50,6 +62,9 @@ del _name
 from tablerig import Rng, TableRig  # noqa: E402
 
 _DIRECT = 255  # Rig.bit of an input that is a GPIO, not a chain bit
+_OPENING = 1  # link.client.OPENING
+_LINK_UP_S = 30  # real seconds a power-on waits for the link to connect
+_LINK_DRAIN_S = 60  # ... and the last one for the floor to acknowledge everything
 
 # Folded away when compiled as the firmware is (host_tools.constfold): these
 # lines then load nothing, as the firmware's own do not.
@@ -101,7 +116,43 @@ class Rig(TableRig):
         if self.steps + 1 == self.cut_step:
             self.steps += 1
             raise Cut()
-        return TableRig.step(self, ms)
+        w = TableRig.step(self, ms)
+        if self.ctl.link is not None:
+            link_pass(self.ctl)
+        return w
+
+
+async def _yield():
+    pass
+
+
+def link_pass(ctl):
+    # The link task's pass, then (while it opens) one turn of asyncio's loop
+    # for its opener task.
+    ctl.link_pass(time.ticks_ms())
+    link = ctl.link
+    if link is not None and link.state == _OPENING:
+        import asyncio
+
+        asyncio.run(_yield())
+
+
+def link_wait(ctl, done, seconds):
+    # Link passes on the real clock until done() (True), or False at the deadline.
+    t0 = time.ticks_ms()
+    while not done():
+        if time.ticks_diff(time.ticks_ms(), t0) > seconds * 1000:
+            return False
+        link_pass(ctl)
+        time.sleep_ms(1)
+    return True
+
+
+def link_line(ctl):
+    link = ctl.link
+    if link is not None:
+        print("@link", 1 if link.is_up else 0, link.cursor, link.top, ctl.store.last,
+              link.counts[0], link.counts[8])
 
 
 def play(rig, rng):
@@ -242,6 +293,32 @@ def main():
     print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
           before, frozen, on_path)
     meters(ctl)
+    link = None
+    if ctl._plan is not None:
+        # Every outage the controller journals (the link's, and its making's)
+        # said to the driver too; set on the class: the instance's attribute
+        # table stays as it is.
+        import controller
+
+        told = controller.Controller.link_down
+
+        def down(self, code, detail):
+            print("@linkdown", code, detail)
+            told(self, code, detail)
+
+        controller.Controller.link_down = down
+        link_pass(ctl)  # the link task's first pass makes the link (controller.link_pass)
+        link = ctl.link
+        if link is None:
+            print("@nolink 0 0 0")
+            sys.exit(5)
+    if link is not None:
+        if not link_wait(ctl, lambda: link.is_up and link.subscribed, _LINK_UP_S):
+            print("@nolink", link.state, link.fault, link.detail)
+            link_line(ctl)
+            sys.exit(5)
+        gc.collect()
+        print("@linkup", gc.mem_alloc())
     started = 0
     try:
         while True:
@@ -252,11 +329,17 @@ def main():
                 started += 1
     except Cut:
         rig.save_levels()
+        link_line(ctl)
         print("@cut", rig.steps, ctl.m.state)
         sys.exit(3)  # the journal was flushed at every append: nothing else survives
     # A clean stop between rounds (the campaign's last process).
     rig.save_levels()
     meters(ctl)
+    if link is not None and rounds == 0 and not fill:
+        # The campaign's last power-on: the floor stores and acknowledges all.
+        link_wait(ctl, lambda: link.cursor >= ctl.store.last, _LINK_DRAIN_S)
+        link.save()
+    link_line(ctl)
     print("@exit", rig.steps, started, ctl.store.deleted)
     ctl.store.close()
 

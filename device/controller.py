@@ -39,6 +39,9 @@ WATCHDOG_FEED_MS = const(500)
 TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
 _MAX_SENSORS = const(16)  # sensor ids: a bit each in RoundState.faults
 _LINK_IDLE_MS = const(1000)  # the link task's pass without a link
+_LINK_RETRY_MS = const(60000)  # the link could not be made (out of memory): tried again
+_L_MEMORY = const(11)  # link.client's L_MEMORY, L_ERROR (docs/floor.md)
+_L_ERROR = const(12)
 # The status the link publishes names the round's state (sicbo.events ST_*).
 _STATES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 
@@ -116,8 +119,8 @@ class Controller:
         self.events = 0
         self._now = 0
         self.late_told = False  # a late task has been journaled (watch)
-        self.link = None  # the floor link (link.outbox.Link), when the board has one
-        self._said = 0  # the round and state the link's status said last
+        self.link = None  # the floor link (link.outbox.Link), once made
+        self._plan = None  # what it is made of until then (attach)
         store.checkpoint = self.checkpoint  # heads each segment rotation opens
 
     # ---- the journal -------------------------------------------------------------
@@ -136,20 +139,43 @@ class Controller:
     def _note(self, rtype, payload):
         # A record that only notes something, after the journal's last one.
         now = time.ticks_ms()
-        self.store.append(self.m.encode_next(rtype, payload, now, self.wall.seconds(now)),
-                          self.m.open_seq)
+        m = self.m
+        self.store.append(m.encode_next(rtype, payload, now, self.wall.seconds(now)),
+                          m.open_seq)
         if self.link is not None:
-            self.link.journaled()
+            self.link.journaled(m.round << 3 | m.state)
 
     # ---- the floor link -------------------------------------------------------
 
-    def attach(self, link):
-        """The floor link (startup makes it): its status and its outages."""
+    def attach(self, plan):
+        """The floor link to make (startup.stage_link's list): made by the
+        link task's first pass, so that its code and buffers load after the
+        boot's peak, into the heap start-up left."""
+        self._plan = plan
+
+    def _make_link(self, now):
+        # The link, its status and its outages; None while it cannot be made
+        # (a MemoryError: journaled once, tried again a minute later).
+        plan = self._plan
+        if plan is None or time.ticks_diff(now, plan[0]) < 0:
+            return None
+        try:
+            from link.outbox import made
+
+            link = made(self.store, plan)
+        except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
+            plan[0] = time.ticks_add(now, _LINK_RETRY_MS)
+            if not plan[1]:
+                plan[1] = 1
+                self.link_down(_L_MEMORY if isinstance(e, MemoryError) else _L_ERROR, 0)
+            return None
+        self._plan = None  # its secrets go with it
         self.link = link
         link.status = self.floor_status
         link.on_down = self.link_down
         link.on_up = self.link_up
         self.store.acked = link.cursor
+        return link
 
     def link_down(self, fault, detail):
         # Once per outage (the link tells it so): J_LINK down.
@@ -182,7 +208,11 @@ class Controller:
         what its cursor means for the journal's backlog."""
         link = self.link
         if link is None:
-            return _LINK_IDLE_MS
+            if self._plan is None:
+                return _LINK_IDLE_MS
+            link = self._make_link(now)
+            if link is None:
+                return _LINK_IDLE_MS
         wait = link.tick(now)
         store = self.store
         if link.cursor != store.acked:
@@ -217,11 +247,7 @@ class Controller:
             self.store.append(m.records(), m.open_seq)  # flushed before any command runs
             link = self.link
             if link is not None:
-                link.journaled()
-                said = m.round << 3 | m.state
-                if said != self._said:  # the status names the round and its state
-                    self._said = said
-                    link.status_changed()
+                link.journaled(m.round << 3 | m.state)
         cm = m.cmds
         hw = self.hw
         for i in range(n):

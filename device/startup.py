@@ -154,41 +154,43 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     return store, buf, m, reader
 
 
-def stage_link(faults, board, table, store, journal_dir, secrets, say):
-    """The floor link (device/link), when the board file has one: its code
-    and buffers made while the heap is whole, connected later by its task.
-    Secrets it cannot read leave the table without a link (it plays on, and
-    keeps the journal for the floor), said in one line."""
+def stage_link(faults, board, table, journal_dir, secrets, say):
+    """What the floor link (device/link) is made of, when the board file has
+    one: a list for link.outbox.made (its layout there), the secrets read
+    now. The link itself, its code and its buffers, is made by the link
+    task's first pass (Controller.link_pass), after the boot's peak and once
+    start-up's modules are forgotten. Secrets it cannot read leave the table
+    without a link (it plays on, and keeps the journal for the floor), said
+    in one line."""
     fl = board.floor
     if fl is None:
         return None
-    faults.stage = E.F_JOURNAL
-    _need(faults, "link.outbox")
-    from link.outbox import Link
-
     try:
-        ssl = password = wifi = None
+        tls = password = wifi = None
         if fl["tls"]:
-            from link.client import tls_context
-
-            ssl = tls_context(_secret(secrets, "ca.der"), _secret(secrets, "cert.der"),
-                              _secret(secrets, "key.der"))
+            tls = (_secret(secrets, "ca.der"), _secret(secrets, "cert.der"),
+                   _secret(secrets, "key.der"))
         else:
             password = _secret(secrets, "password").strip()
         if fl["wifi"] is not None:
-            _need(faults, "link.wifi")
-            from link.wifi import Station
-
-            wifi = Station(fl["wifi"], _secret(secrets, "wifi").strip())
+            wifi = _secret(secrets, "wifi").strip()
     except (OSError, ValueError) as e:
         say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
         return None
     largest = R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG + R.CRC_LEN
-    link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"],
-                journal_dir + "/acked", ssl=ssl, server_hostname=fl["server_name"],
-                password=password, wifi=wifi, keepalive_s=fl["keepalive_s"], largest=largest)
-    link.code = _code_hash()
-    return link
+    return [0, 0, fl, tls, password, wifi, largest, _code_hash(), journal_dir + "/acked"]
+
+
+def _acked(path, last):
+    # The floor link's saved cursor (link.outbox.write_cursor's file: a
+    # decimal and a newline), for rotation from the boot on; not above the
+    # journal's last record (a journal that starts again).
+    try:
+        with open(path) as f:
+            v = int(f.read(16))
+    except (OSError, ValueError):
+        return 0
+    return v if 0 < v <= last else (last if v > last else 0)
 
 
 def _secret(folder, name):
@@ -221,7 +223,9 @@ def stage_hardware(faults, board, table, ticks_ms):
     from hw import Hardware
 
     hw = faults.hw = Hardware()
-    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.build"):
+    # hw.watchdog too, armed only at the end of start-up: its first import
+    # there, on the heap the replay fragmented, was the boot's failing one.
+    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.watchdog", "hw.build"):
         _need(faults, name)
     from hw import build
 
@@ -315,7 +319,7 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
             say("sicbo: recovery mode not journaled")
         return None, False
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
-    link = stage_link(faults, board, table, store, journal_dir,
+    plan = stage_link(faults, board, table, journal_dir,
                       board_path[:board_path.rfind("/") + 1] + "secrets", say)
     hw = stage_hardware(faults, board, table, ticks_ms)
     from controller import Controller
@@ -323,10 +327,11 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
-    if link is not None:
-        ctl.attach(link)
     seen = stage_replay(faults, ctl, buf)
     del buf
+    if plan is not None:
+        store.acked = _acked(plan[-1], store.last)
+        ctl.attach(plan)
     if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
         return None, False
     stage_clock(ctl, seen, time.ticks_ms() if ticks_ms is None else ticks_ms())

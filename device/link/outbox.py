@@ -104,6 +104,26 @@ def write_cursor(path, value):
         os.rename(tmp, path)
 
 
+def made(store, plan):
+    """The table's link, from startup.stage_link's list: [retry at, told
+    (the controller's), the board file's floor section, (ca, cert, key) DER
+    or None, password or None, Wi-Fi password or None, the largest record,
+    the code's identity, the cursor's file]."""
+    fl = plan[2]
+    ssl = wifi = None
+    if plan[3] is not None:
+        ssl = C.tls_context(*plan[3])
+    if plan[5] is not None:
+        from link.wifi import Station
+
+        wifi = Station(fl["wifi"], plan[5])
+    link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"], plan[8], ssl=ssl,
+                server_hostname=fl["server_name"], password=plan[4], wifi=wifi,
+                keepalive_s=fl["keepalive_s"], largest=plan[6])
+    link.code = plan[7]
+    return link
+
+
 class Link(C.Client):
     def __init__(self, source, site, table, host, port, cursor_path, ssl=None,
                  server_hostname=None, password=None, status=None, up=None, down=None,
@@ -157,6 +177,7 @@ class Link(C.Client):
         self._next = cur  # the next batch follows this sequence number
         self.skipped = 0  # the first record the journal holds after the cursor, when not cursor + 1
         self.code = ""  # the running code's identity, for the status (its owner sets it)
+        self.said = -1  # the round and state the status said (journaled)
         self._more = True
         self._status_due = True
         self._sub_due = True
@@ -175,13 +196,14 @@ class Link(C.Client):
 
     # ---- the controller's side ----------------------------------------------
 
-    def journaled(self):
-        """The controller appended records: look for them at the next pass."""
+    def journaled(self, said=-1):
+        """The controller appended records: look for them at the next pass.
+        said: the round and its state (round << 3 | state): the status names
+        them, and goes again when they change."""
         self._more = True
-
-    def status_changed(self):
-        """A field of the status changed: publish it again."""
-        self._status_due = True
+        if said != self.said and said >= 0:
+            self.said = said
+            self._status_due = True
 
     def stats(self):
         """(counts, cursor, last sent, in flight, writes, packets, up): the

@@ -65,13 +65,13 @@ J_FAULT = const(21)
 J_DAMAGE = const(22)
 J_LINK = const(23)
 # Technician access (ACCESS below): each its own record.
-J_REPL = const(24)
-J_CLOCK = const(25)
-J_CLOCK_MOVED = const(26)
-J_DEPLOY = const(27)
-J_VERIFY = const(28)
-J_RECOVERY = const(29)
-J_LAST = const(29)  # the highest record type
+J_REPL = const(25)
+J_CLOCK = const(26)
+J_CLOCK_MOVED = const(27)
+J_DEPLOY = const(28)
+J_VERIFY = const(29)
+J_RECOVERY = const(30)
+J_LAST = const(30)  # the highest record type
 
 # ---- Payload fields: offsets from the payload's start ------------------------
 P_CAUSE = const(0)  # J_BOOT: the board's machine.reset_cause()

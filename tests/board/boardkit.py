@@ -63,10 +63,18 @@ class Console(SerialWatch):
         """What went wrong, for a message: the failing lines (each once),
         then the last lines."""
         bad: list[str] = []
-        for ln in self.failing(mark):
-            if ln not in bad:
-                bad.append(ln)
-        return "console: %s; last lines: %s" % (" | ".join(bad[:4]) or "no fault line",
+        lines = self.since(mark)
+        for i, ln in enumerate(lines):
+            if not any(f in ln for f in FAILING) or ln in bad:
+                continue
+            bad.append(ln)
+            if "Traceback" in ln:
+                # the traceback's frames and its error: what a reader needs
+                for nxt in lines[i + 1:i + 12]:
+                    bad.append(nxt.strip())
+                    if not nxt.startswith(" "):
+                        break
+        return "console: %s; last lines: %s" % (" | ".join(bad[:16]) or "no fault line",
                                                 self.tail(mark, 6))
 
 
@@ -87,13 +95,17 @@ def read_records(folder: str) -> list[journal.Record]:
 class Board:
     """A virtual board running `exe` at `heap`, the simulated table attached."""
 
-    def __init__(self, folder: str, exe: str, heap: int):
+    def __init__(self, folder: str, exe: str, heap: int, board: str = BOARD,
+                 broker: tuple[str, int] | None = None):
         # The virtual board's interpreter, named as integrators name it
-        # (SICBO_MICROPYTHON), for this board's life.
+        # (SICBO_MICROPYTHON), for this board's life. broker: where its
+        # simulated network leads (the floor link's broker).
         self._env = os.environ.get("SICBO_MICROPYTHON")
         os.environ["SICBO_MICROPYTHON"] = exe
         self.exe = exe
-        self.vb = VirtualBoard(folder, board=BOARD, heap=str(heap), table_file=TABLE)
+        self.board = board
+        self.vb = VirtualBoard(folder, board=board, heap=str(heap), table_file=TABLE,
+                               broker=broker)
         try:
             self.vb.start()
         except BaseException:
@@ -128,7 +140,7 @@ class Board:
 
     def deploy(self, reset: bool = True) -> str:
         """`sicbo deploy` (the CLI) as the README gives it; returns its output."""
-        cmd = [SICBO, "deploy", "--port", self.vb.port, "--board", BOARD, "--table", TABLE]
+        cmd = [SICBO, "deploy", "--port", self.vb.port, "--board", self.board, "--table", TABLE]
         if not reset:
             cmd.append("--no-reset")
         resets = self.vb.hard_resets

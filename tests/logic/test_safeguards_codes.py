@@ -23,6 +23,9 @@ FAMILIES = {
     "K_": (1, None, True),
     "D_": (1, "D_LAST", True),
 }
+# Codes held for a code declared elsewhere (as host_tools.records.RESERVED:
+# 24 the MAC chain's J_PROVISION): empty once it is declared.
+HELD = {"J_": (24,)}
 
 
 def _module(prefix):
@@ -44,7 +47,7 @@ def test_each_family_is_numbered_without_gap_or_clash():
     for prefix in FAMILIES:
         first, last, contiguous = FAMILIES[prefix]
         codes = _family(prefix, last)
-        values = sorted(codes.values())
+        values = sorted(list(codes.values()) + list(HELD.get(prefix, ())))
         assert values, prefix
         assert len(set(values)) == len(values), (prefix, codes)
         assert values[0] == first, (prefix, values[0])
