@@ -115,6 +115,18 @@ def close():
         _session = None
 
 
+def _forget():
+    # Once the stop or recovery mode is journaled this code is done with:
+    # the REPL's heap (diag, mpremote) does not keep it. Never raises.
+    try:
+        close()
+        import memory
+
+        memory.forget(("access",))
+    except BaseException:  # noqa: BLE001 - only the heap's
+        pass
+
+
 def wall(now=None, rtc=None):
     """The RTC's seconds since 2000-01-01 UTC, None while it is not set."""
     import machine
@@ -149,13 +161,13 @@ def stopped(faults, ctl, journal_dir=None, log=print):
         record(R.J_REPL, bytes((R.STOP_RUNNING if ctl is not None else R.STOP_STARTUP,
                                 0 if ctl is not None else faults.stage, 0, 0, 0, 0, 0, 0)),
                journal_dir)
-        close()
         log("sicbo: stopped into the REPL: journaled")
     except BaseException as e:  # noqa: BLE001 - see above
         try:
             log("sicbo: stopped into the REPL, not journaled: %s %s" % (type(e).__name__, e))
         except BaseException:  # noqa: BLE001
             pass
+    _forget()
 
 
 def recovery(cause, journal_dir=None, rtc=None, say=print):
@@ -164,9 +176,9 @@ def recovery(cause, journal_dir=None, rtc=None, say=print):
     take it is said (recovery mode reaches the REPL whatever it holds)."""
     try:
         record(R.J_RECOVERY, bytes((cause & 255, 0, 0, 0, 0, 0, 0, 0)), journal_dir, rtc)
-        close()
     except Exception as e:  # noqa: BLE001 - see above
         say("sicbo: recovery mode not journaled: %s %s" % (type(e).__name__, e))
+    _forget()
 
 
 def set_clock(dt, journal_dir=None):

@@ -155,3 +155,15 @@ def test_the_host_decoder_names_every_declared_field():
         for fname, *_more in fields:
             assert fname in got, (name, fname, sorted(got))
 
+
+
+def test_technician_access_is_every_kind_the_access_list_names():
+    # The access the table journals, each a record of its own (records.ACCESS:
+    # what the floor raises as access and lists): the diag tests and a fault
+    # cleared, the REPL stop, the clock set or moved, a deploy, a code check,
+    # recovery mode, and provisioning once the MAC chain declares it.
+    names = {texts.J_NAMES[c] for c in R.ACCESS}
+    want = {"diag", "repl", "clock", "clock_moved", "deploy", "verify", "recovery"}
+    if hasattr(R, "J_PROVISION"):
+        want.add("provision")
+    assert names == want and len(R.ACCESS) == len(want), names

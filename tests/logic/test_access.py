@@ -87,6 +87,16 @@ def test_ctrl_c_while_the_table_runs_is_journaled_outputs_off_first():
     newest = journal_records_of(_newest_segment(t.folder))
     assert newest[0].type == R.J_BOOT and newest[-1].seq == stop.seq
     assert "sicbo: stopped into the REPL: journaled" in log, log
+    _assert_forgotten()
+
+
+def _assert_forgotten():
+    # The REPL's heap keeps none of the access code once it has journaled
+    # (MicroPython only: memory.forget keeps CPython's modules).
+    import sys
+
+    if sys.implementation.name == "micropython":
+        assert "access" not in sys.modules
 
 
 def journal_records_of(data):
@@ -166,6 +176,8 @@ def test_ctrl_c_during_start_up_names_the_stage():
 
 
 def test_a_stop_that_cannot_be_journaled_still_turns_the_outputs_off():
+    import access  # as faults.start finds it (an earlier stop forgot the module)
+
     t = _played()
     n = len(journal_records(t.folder))
     saved = access.record
@@ -196,6 +208,7 @@ def test_recovery_mode_is_journaled_and_the_app_not_started():
     assert recs[0].p(R.P_RECOVERY_CAUSE) == machine.PWRON_RESET and recs[0].wall is not None
     assert _replay(t.folder).damaged == 0
     assert any("recovery mode" in line for line in t2.log)
+    _assert_forgotten()
 
 
 def test_recovery_mode_reaches_the_repl_when_the_journal_refuses():

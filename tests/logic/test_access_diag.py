@@ -79,3 +79,34 @@ def test_clear_fault_journals_how_many_it_cleared_by_name():
     del _out[:]
     diag.journal(1)
     assert "fault cleared (2 failed boots)" in _out[0], _out
+
+
+def test_diag_names_every_access_record():
+    # One record of each access type (records.ACCESS) after the table's last,
+    # as the firmware writes them; diag.journal() names each by its type.
+    import struct
+
+    import access
+
+    from sicbo import texts
+
+    t = _table()
+    _close(t)
+    f = t.folder
+    access.record(R.J_REPL, bytes((R.STOP_RUNNING, 0, 0, 0, 0, 0, 0, 0)), f)
+    access.record(R.J_CLOCK_MOVED, struct.pack("<II", 850000000, 849990000), f)
+    access.deployed(R.CODE_FILES, "ab" * 32, "cd" * 6, ["main.py"], ["old.mpy"], f)
+    access.verified(R.CHECK_FILES, 45, "ef" * 32, "12" * 32, "inspector", f)
+    access.close()
+    access.recovery(1, f)
+    assert access.set_clock((2026, 12, 1, 1, 8, 0, 0, 0), f)
+    assert diag.bell() is True
+    recs = _records(f)[-len(R.ACCESS):]
+    assert sorted(r.type for r in recs) == sorted(R.ACCESS), recs
+    del _out[:]
+    diag.journal(len(R.ACCESS))
+    assert len(_out) == len(R.ACCESS), _out
+    for i, rec in enumerate(recs):
+        line = _out[i]
+        assert (" %s " % texts.J_NAMES[rec.type]) in line, (rec.type, line)
+        assert "DAMAGED" not in line, line
