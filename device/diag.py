@@ -11,8 +11,9 @@
 # needs, and a command that cannot do its part says why in one line, never a
 # traceback. Tests that move something (solenoid, bell, lamp walk) are
 # refused unless the journal says the table is idle and the cover is on with
-# both clasps fastened, and each test is journaled (J_DIAG). Output fits an
-# 80-column terminal.
+# both clasps fastened. Each test, the sensors read and a fault cleared are
+# journaled (J_DIAG, by name), the clock set too (set_clock: J_CLOCK), as
+# technician access (access.py). Output fits an 80-column terminal.
 
 import gc
 import time
@@ -86,16 +87,13 @@ class _Context:
             self.switches = inputs.make_switches(board)
         return self.switches
 
-    def record(self, what):
-        """Journal one J_DIAG record after the journal's last one."""
-        rs = self.state()
-        store = self._store()  # its first append opens a segment after every other
-        store.chain_next(rs)  # numbered for the chain's key (sicbo/chain.py)
-        now = time.ticks_ms()
-        rec = rs.encode_next(R.J_DIAG, bytes((what, 0, 0, 0, 0, 0, 0, 0)), now, _wall(now))
-        store.append(rec, rs.open_seq)
-        store.close()
-        return rs
+    def record(self, what, detail=0):
+        """Journal one J_DIAG record (the test, its detail) after the journal's
+        last one (access.py: a segment of this session's)."""
+        import access
+
+        return access.record(R.J_DIAG, bytes((what, detail, 0, 0, 0, 0, 0, 0)),
+                             self.journal_dir)
 
 
 class _Refused(Exception):
@@ -174,7 +172,8 @@ def help():
             ("recall(n=10)", "the last n rounds: dice, winning areas, voids"),
             ("meters()", "rounds, voids, alarms, violations, wins per area"),
             ("journal(n=20)", "the last n journal records"),
-            ("clear_fault()", "journal the failed boots and clear them, then machine.reset()")):
+            ("clear_fault()", "journal the failed boots and clear them, then machine.reset()"),
+            ("set_clock(t)", "set the RTC to t (RTC().datetime()'s tuple), journaled")):
         print("  diag.%-14s %s" % (name, what))
 
 
@@ -368,6 +367,7 @@ def _sensors():
     c = _c()
     board, _cfg = c.files()
     sw = c.inputs()
+    c.record(E.D_SENSORS)
     _settle(sw)
     print("%-12s %-12s %4s %9s  %s" % ("signal", "wired to", "raw", "debounced", "state"))
     for i in range(len(board.inputs)):
@@ -612,26 +612,33 @@ def clear_fault():
 
 
 def _clear_fault():
+    import access
+
     c = _c()
     n, _entries = faults.read_file(c.fault_file)
     f = faults.Faults(c.fault_file)
-    rs = c.state()
-    store = c._store()
-    store.chain_next(rs)
 
     def journal_fault(stage, kind, detail, late):
-        now = time.ticks_ms()
-        store.append(rs.encode_next(R.J_FAULT, bytes((stage, kind, detail, late, 0, 0, 0, 0)),
-                                    now, _wall(now)), rs.open_seq)
+        access.record(R.J_FAULT, bytes((stage, kind, detail, late, 0, 0, 0, 0)), c.journal_dir)
 
     late = f.journal_pending(journal_fault)
-    now = time.ticks_ms()
-    store.append(rs.encode_next(R.J_DIAG, bytes((E.D_CLEAR_FAULT, min(n, 255), 0, 0, 0, 0, 0,
-                                                 0)), now, _wall(now)), rs.open_seq)
-    store.close()
+    c.record(E.D_CLEAR_FAULT, min(n, 255))
     f.clear()
     print("%d failed boot%s cleared (%d journaled now): machine.reset() starts the table"
           % (n, "" if n == 1 else "s", late))
+
+
+def set_clock(t):
+    """Set the board's clock to t (the tuple of machine.RTC().datetime()) and
+    journal the old and the new time (J_CLOCK): `sicbo diag` and `sicbo
+    deploy` set it so."""
+    _guard("set_clock", _set_clock, t)
+
+
+def _set_clock(t):
+    import access
+
+    access.set_clock(t, _c().journal_dir)
 
 
 def dump_journal():

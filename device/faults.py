@@ -234,8 +234,20 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
         gc.collect()
         controller.run(ctl)
     except KeyboardInterrupt:
+        # A technician (Ctrl-C, mpremote) stopped the app: outputs off first,
+        # then the stop journaled; nothing of that may keep the outputs on or
+        # the REPL away.
         if faults.hw is not None:
-            faults.hw.all_off()
+            try:
+                faults.hw.all_off()
+            except Exception:  # noqa: BLE001 - the stop goes on to the REPL
+                pass
+        try:
+            import access
+
+            access.stopped(faults, ctl, journal_dir, log)  # J_REPL; never raises
+        except BaseException:  # noqa: BLE001 - access.py unloadable: only the record lost
+            pass
         raise
     except SystemExit:
         raise  # a reset under way (the unix port's machine.reset() raises it)

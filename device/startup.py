@@ -13,12 +13,15 @@
 #             earlier boots journaled
 #   resume    the approval check (fails closed without a clock), the round
 #             resumed, the watchdog armed last
+#   clock     the RTC against the journal's last wall-clock time: a clock
+#             set back by hand journaled
 #
 # Refusals (files, recovery mode, approval) come before any output is driven
 # or the watchdog armed. Memory: a boot is the heap's peak; the order keeps
 # it close to the running table's (docs/design.md, Heap).
 
 import gc
+import struct
 import time
 
 import memory
@@ -30,6 +33,7 @@ from sicbo import records as R
 _NONE = const(0)
 _RESTART = const(1)  # the files were checked and cached: start again
 _ROUND_BYTES = const(256)  # a round's journal (244 bytes measured) and its share of checkpoints
+_CLOCK_SLACK = const(2)  # s: the RTC may read this much before the journal's last time
 
 # Start-up's own modules, forgotten once the table runs (the files' readers
 # and the adapters' builders go sooner, once done with).
@@ -239,15 +243,18 @@ def stage_hardware(faults, board, table, ticks_ms):
 def stage_replay(faults, ctl, buf):
     """The journal replayed into the machine (its state and its meters)
     through the one buffer; then the failed boots that FAULT_FILE holds and
-    the journal does not, journaled."""
+    the journal does not, journaled. Returns the last wall-clock time the
+    journal knows (stage_clock), None if none."""
     faults.stage = E.F_JOURNAL
     store = ctl.store
     store.boot(ctl.m.feed, buf)
     del buf
     gc.collect()
+    seen = ctl.m.config_wall  # before this boot's records carry the clock as it is now
     stage_chain(ctl)
     faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
     faults.journal_pending(ctl.journal_fault)
+    return seen
 
 
 def stage_chain(ctl):
@@ -292,6 +299,21 @@ def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms
     return True
 
 
+def stage_clock(ctl, seen, now):
+    """The RTC against the last wall-clock time the journal knows (seen:
+    stage_replay's, the last record's that carried one): a clock that reads
+    earlier was set back by hand (mpremote rtc --set, the REPL), since the
+    firmware's own setting (access.set_clock) journals itself and the
+    records after it carry the new time. Journaled as J_CLOCK_MOVED (the
+    journal's time, the RTC's). A clock not set says nothing: a power cut
+    loses it, and J_BOOT's reset cause says so."""
+    rtc = ctl.wall.seconds(now)
+    if rtc is None or seen is None or rtc + _CLOCK_SLACK >= seen:
+        return False
+    ctl._note(R.J_CLOCK_MOVED, struct.pack("<II", seen, rtc))  # the link told, as any record
+    return True
+
+
 def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
                ticks_ms=None, log=print, watchdog=True):
     """The start-up stages (module doc). Returns (Controller or None,
@@ -312,6 +334,12 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
 
     if confirm_held(board):  # the dealer's confirm key held at power-on
         say("sicbo: recovery mode (confirm key held at power-on): app not started")
+        try:
+            import access  # J_RECOVERY, after a replay; says why it could not
+
+            access.recovery(cause, journal_dir, rtc, say)
+        except Exception:  # noqa: BLE001 - recovery mode reaches the REPL whatever
+            say("sicbo: recovery mode not journaled")
         return None, False
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
     plan = stage_link(faults, board, table, journal_dir,
@@ -322,13 +350,14 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
-    stage_replay(faults, ctl, buf)
+    seen = stage_replay(faults, ctl, buf)
     del buf
     if plan is not None:
         store.acked = _acked(plan[-1], store.last)
         ctl.attach(plan)
     if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
         return None, False
+    stage_clock(ctl, seen, time.ticks_ms() if ticks_ms is None else ticks_ms())
     # The state as its number (sicbo.events ST_*): its name would load texts.
     say("sicbo: %s, round %d, state %d" % (cfg.name, m.round, m.state))
     return ctl, False

@@ -26,13 +26,18 @@ the functions it needs and one call (agent_code). A deploy is:
    of base64 pieces of 3 KiB: mpremote's ``fs cp`` sends 256 bytes per exec as
    a bytes repr, ~12x the round trips and ~1.7x the bytes), then one ``exec``
    that hashes every file of the new manifest on the board and, only if all
-   match, writes ``/manifest.json`` (last) and removes ``manifest.prev``;
-3. the reset, typed at the board's REPL over the serial port with the clock
-   set first (UTC, host_tools/boardstate.py), so that main.py starts the app;
-   the port stays open through the reset, and the board's own first start-up
-   line (running, refused and why, out of service, ...) is read and reported,
-   never assumed. A board up to date gets its app started again the same way
-   (typed at its REPL after the probe) and its start-up line read.
+   match, writes ``/manifest.json`` (last) and removes ``manifest.prev``.
+   The same run journals the deploy once the commit verified, through the
+   firmware just committed (device/access.py: J_DEPLOY, the files copied
+   and removed, the code hash, the configuration id);
+3. the reset, typed at the board's REPL over the serial port, with the
+   clock set first through the firmware (UTC; J_CLOCK, the old and the new
+   time), so that main.py starts the app; the port stays
+   open through the reset, and the board's own first start-up line (running,
+   refused and why, out of service, ...) is read and reported, never
+   assumed. A board up to date gets its clock set (journaled) and its app
+   started again the same way (typed at its REPL after the probe) and its
+   start-up line read.
 
 The port is held for the whole deploy (host_tools/portlock.py): a deploy
 refuses a port that `sicbo console` or the demo holds, in one line.
@@ -88,6 +93,14 @@ def config_cache(board_text, table_text, board, table):
 
     config_id = cache.config_id((board_text.encode("utf-8"), table_text.encode("utf-8")))
     return cache.dump(board, table, config_id)
+def config_cache_id(board_text, table_text):
+    """The configuration id (hex) of the two files as written: J_CONFIG's and
+    J_DEPLOY's (sicbo.cache.config_id)."""
+    from sicbo import cache
+
+    return cache.config_id((board_text.encode("utf-8"), table_text.encode("utf-8"))).hex()
+
+
 SOURCE_FILES = ("main.py", "boot.py")  # stay .py at the top of the board
 REMOTE_DIR = "remote"  # device/remote/: board-side code the host sends, never installed
 AGENT = os.path.join(DEVICE, REMOTE_DIR, "deploy_agent.py")
@@ -586,7 +599,7 @@ def agent_code(*names, agent=AGENT):
 
 def probe_code(paths, want):
     return agent_code("sd_hash", "sd_exists", "sd_mpy", "sd_frozen", "sd_current", "sd_probe",
-                      "sd_start") \
+                      "sd_clock", "sd_start") \
         + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
 
 
@@ -645,7 +658,7 @@ def write_chain(staged, rels, piece=WRITE_PIECE):
 
 
 def commit_code(manifest_text):
-    return agent_code("sd_hash", "sd_commit") + "sd_commit(%r)\n" % manifest_text
+    return agent_code("sd_hash", "sd_commit") + "sd_bad = sd_commit(%r)\n" % manifest_text
 
 
 def _marked(out, mark):
@@ -700,7 +713,45 @@ def probe(mp, paths, want=None, start=False, extra=()):
     info["hashes"] = hashes
     info["manifest"] = info.get("manifest") or {}
     info["out"] = out
+    info["journaled"] = journaled(out)
     return info
+
+
+# -- the deploy journaled on the board (access.py: J_CLOCK, J_DEPLOY) ----------
+
+def deploy_record_code(kind, code, config_id, copied, removed):
+    """The exec, after the commit's in the same session, that journals the
+    deploy on the board if the commit verified (J_DEPLOY through the firmware
+    just committed, access.deployed: the files copied and removed, the code
+    hash, the configuration id), and defines sd_clock for the reset that
+    follows (reset_code)."""
+    from sicbo import records as R
+
+    return agent_code("sd_clock", "sd_deployed") + (
+        "if not sd_bad:\n    sd_deployed(%d, %r, %r, %r, %r)\n" % (
+            R.CODE_FROZEN if kind == KIND_FROZEN else R.CODE_FILES, code, config_id,
+            list(copied), list(removed)))
+
+
+def reset_code(clock):
+    """What is typed at the board's REPL after the commit: the clock set
+    through the firmware (sd_clock, defined by deploy_record_code's exec:
+    J_CLOCK, the old and the new time; directly where it is not defined),
+    then the reset."""
+    return ("import machine; sd_clock(%r) if 'sd_clock' in globals() else "
+            "machine.RTC().datetime(%r); machine.reset()\r" % (tuple(clock), tuple(clock))
+            ).encode()
+
+
+def journaled(out):
+    """What the board journaled ("SICBO-JOURNALED" lines): [(True, what) or
+    (False, why not)]."""
+    found = []
+    for line in out.splitlines():
+        if line.startswith("SICBO-JOURNALED "):
+            what = line[len("SICBO-JOURNALED "):].strip()
+            found.append((False, what[2:]) if what.startswith("- ") else (True, what))
+    return found
 
 
 # -- the deploy --------------------------------------------------------------
@@ -722,6 +773,7 @@ class Report:
         self.states = []  # boardstate.BoardState lines the board printed after that
         self.watched = 0.0  # s they were waited for (0: not read)
         self.provisioned = None  # keystore.Provisioning made by --provision
+        self.journaled = []  # what the board journaled of it (journaled())
 
     def running(self):
         """'frozen firmware <hash>' or 'deployed code <hash>'."""
@@ -926,6 +978,7 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
     if info.get("current"):
         report.current = True
         report.reset = reset
+        report.journaled = info["journaled"]
         report.manifest = info["manifest"]
         report.unchanged = len(paths) if not frozen else len(config)
         if reset and watch:
@@ -979,6 +1032,9 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
         report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
         hook("copying")
         chain += ["+", "exec", commit_code(manifest_text)]
+        chain += ["+", "exec", deploy_record_code(report.kind, report.code,
+                                                  config_cache_id(board_text, table_text),
+                                                  changed, stale)]
         out = mp.run(*chain)
         bad = _marked(out, "SICBO-VERIFY")
         if bad:
@@ -986,33 +1042,33 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
                               "no manifest; deploy again" % ", ".join(bad))
         report.copied = changed
         report.removed = stale
+        report.journaled = journaled(out)
+        for ok, what in report.journaled:
+            if not ok:
+                log("the board did not journal it: %s" % what)
         log("copied %s (%s), removed %d, every hash verified on the board (%s)" % (
             plural(len(changed), "file"), plural(report.bytes_copied, "byte"),
             len(report.removed), plural(len(files), "file")))
     hook("verified")
+    # The deploy journaled; with the reset, the board's clock set from this
+    # computer's first (journal records carry the wall-clock time only once
+    # the RTC has been set; it survives the reset).
     if reset:
-        # The board's clock from this computer's (UTC): journal records carry
-        # the wall-clock time only once the RTC has been set (it survives the
-        # reset).
+        # The board's clock from this computer's (UTC), through the firmware
+        # (journaled): journal records carry the wall-clock time only once
+        # the RTC has been set (it survives the reset).
+        from host_tools.boardstate import clock_tuple
+
         report.reset = True
         if watch:
-            from host_tools.boardstate import clock_tuple, reset_code
-
             _watch(report, port, reset_code(clock_tuple()), lock, watch)
         else:
-            from host_tools.boardstate import clock_tuple
-
-            mp.run("exec", clock_exec(clock_tuple()), "+", "reset")
+            mp.run("exec", agent_code("sd_clock") + "sd_clock(%r)\n" % (clock_tuple(),),
+                   "+", "reset")
             time.sleep(settle)
     report.mpremote_runs = mp.runs
     report.seconds = time.monotonic() - t0
     return report
-
-
-def clock_exec(clock):
-    """mpremote exec code that sets the board's clock (a tuple as
-    machine.RTC().datetime() takes it)."""
-    return "import machine; machine.RTC().datetime(%r)" % (tuple(clock),)
 
 
 def _watch(report, port, code, lock, watch):

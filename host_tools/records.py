@@ -52,8 +52,12 @@ def _meter_names():
     raise ValueError("sicbo/meters.py has no NAMES")
 
 
+KINDS = ("code", "dice", "byte", "bytes", "u16", "u32", "wall", "text")
+
+
 def tables():
-    """(FOLLOWS, METER_OF, CHECK_AT, CHECKS) as bytes, from the declarations."""
+    """(FOLLOWS, METER_OF, CHECK_AT, CHECKS, VARLEN) as bytes, from the
+    declarations."""
     from sicbo import events as E
     from sicbo import records as R
 
@@ -64,6 +68,7 @@ def tables():
     meter = bytearray(b"\xff" * n)
     check_at = bytearray(n + 1)
     checks = bytearray()
+    varlen = bytearray(n)
     by_code = {}
     for decl in R.RECORD_TYPES:
         code, _name, fields, states, counts, _text = decl
@@ -74,27 +79,42 @@ def tables():
             follows[code] |= 1 << s
         if counts is not None:
             meter[code] = NAMES.index(counts)
+        if code in R.VARIABLE:
+            least = R.VARIABLE[code]
+            if not 0 < least <= 255 or R.MIN_LEN + least > R.MAX_LEN:
+                raise ValueError("record type %d: its least payload is not 1..255" % code)
+            varlen[code] = least
     missing = [c for c in range(1, n) if c not in by_code]
     if missing:
         raise ValueError("record types %s are not declared" % missing)
     for code in range(n):
         check_at[code] = len(checks) // 5
         if code in by_code:
+            room = varlen[code] or R.PAYLOAD  # the bytes every record of the type has
             for _fname, off, size, kind, lo, hi, _names in by_code[code][2]:
+                if kind not in KINDS:
+                    raise ValueError("record type %d: field kind %r is not one of %s"
+                                     % (code, kind, KINDS))
+                if kind == "text":
+                    # The rest of a payload that is not fixed, unchecked.
+                    if not varlen[code] or off != varlen[code] or size:
+                        raise ValueError("record type %d: a text field is the rest of a "
+                                         "payload that is not fixed (VARIABLE)" % code)
+                    continue
                 if kind == "dice":
                     checks += bytes((off, size, 1, 6, E.BAD_DICE))
                 elif kind == "code":
                     checks += bytes((off, size, lo, hi, E.BAD_VALUE))
-                if off + size > R.PAYLOAD:
+                if off + size > room:
                     raise ValueError("record type %d: a field past the payload" % code)
     check_at[n] = len(checks) // 5
     if len(checks) // 5 > 255:
         raise ValueError("too many payload checks for one byte of index")
-    return bytes(follows), bytes(meter), bytes(check_at), bytes(checks)
+    return bytes(follows), bytes(meter), bytes(check_at), bytes(checks), bytes(varlen)
 
 
 def tables_block():
-    follows, meter, check_at, checks = tables()
+    follows, meter, check_at, checks, varlen = tables()
     return BEGIN + _HEAD + (
         "# Bit s: a record of this type may follow one that left the round in state s\n"
         "# (sicbo.events ST_*).\n"
@@ -105,8 +125,12 @@ def tables_block():
         "# CHECK_AT[t + 1], each (offset in the payload, bytes, lowest, highest, the\n"
         "# damage code E.BAD_* of a byte outside lowest..highest).\n"
         "CHECK_AT = %s\n"
-        "CHECKS = %s\n" % (_bytes_literal(follows), _bytes_literal(meter),
-                             _bytes_literal(check_at), _bytes_literal(checks))) + END
+        "CHECKS = %s\n"
+        "# The least payload of a type whose payload is not fixed (records.VARIABLE),\n"
+        "# 0 for a type whose payload is PAYLOAD bytes.\n"
+        "VARLEN = %s\n" % (_bytes_literal(follows), _bytes_literal(meter),
+                             _bytes_literal(check_at), _bytes_literal(checks),
+                             _bytes_literal(varlen))) + END
 
 
 def names_block():

@@ -58,7 +58,11 @@ finds it through ``SICBO_SIM_WIRE``.
 Run folder layout (``--folder``): ``fs/`` the board's filesystem, ``tty`` a
 stable link to the serial port, ``wire.sock``/``control.sock``, ``frozen/``
 (sim/ as .mpy, unless the interpreter has it frozen in), ``state/`` (the
-simulated RTC: survives resets, deleted at power-on and on a power cut).
+simulated RTC: survives resets, deleted at power-on and on a power cut; and
+``partition.bin``, a link to the image the board runs, which sim/esp32.py's
+running partition serves: the interpreter's binary, so on the VM with the
+firmware frozen in the frozen firmware, unless ``partition=`` names another
+file).
 
 The heap is the board's (host_tools/heaps.py ``board_heap``): 111936 bytes on
 a 32-bit interpreter, the measured 64-bit equivalent (240k) on the pip
@@ -94,6 +98,7 @@ BOOT_SCRIPT = os.path.join(SIM_DIR, "vboard_boot.py")
 DEFAULT_BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 RTC_FILE = "rtc"  # in <folder>/state: the simulated RTC's offset from the host clock
 NET_FILE = "network"  # in <folder>/state: the network's state, for sim/network.py
+PARTITION_FILE = "partition.bin"  # in <folder>/state: a link to the image the board runs
 STATE_MOUNT = "/.vboard"  # where the interpreter sees <folder>/state
 NOT_FROZEN = ("vboard_boot.py",)  # sim/ files that are host tooling, not the board's modules
 
@@ -188,7 +193,7 @@ class VirtualBoard:
                  heap: str | None = None, frozen: str | None = SIM_DIR, table: bool = True,
                  log: Callable[[str], None] | None = None, command: list[str] | None = None,
                  table_file: str | None = None, frozen_source: bool = False,
-                 broker: tuple[str, int] | None = None):
+                 broker: tuple[str, int] | None = None, partition: str | None = None):
         self.folder = os.path.abspath(folder)
         self.fs = os.path.join(self.folder, "fs")
         self.state_dir = os.path.join(self.folder, "state")
@@ -201,6 +206,7 @@ class VirtualBoard:
         self.frozen_src = frozen if frozen and os.path.isdir(frozen) else ""
         self.frozen = self.frozen_src
         self.frozen_source = frozen_source
+        self.partition = os.path.abspath(partition) if partition else None
         self.frozen_in = False
         self.want_table = table
         self.table_file = table_file
@@ -261,6 +267,7 @@ class VirtualBoard:
         os.makedirs(self.fs, exist_ok=True)
         os.makedirs(self.state_dir, exist_ok=True)
         self._rtc_lost()  # power-on: an ESP32 without a battery has no time yet
+        self._link_partition()
         self._freeze()
         self._start_table()
         self._start_network()
@@ -356,6 +363,37 @@ class VirtualBoard:
         except OSError:
             pass
 
+    def image(self) -> str | None:
+        """The image the board runs, which its running partition serves
+        (sim/esp32.py): the partition= file, else the interpreter's binary."""
+        if self.partition:
+            return self.partition
+        found = self.command[0] if os.sep in self.command[0] else shutil.which(self.command[0])
+        if found is None:
+            return None
+        exe: str = found
+        try:
+            with open(exe, "rb") as f:
+                script = f.read(2) == b"#!"
+        except OSError:
+            return exe
+        if script:
+            # The pip port's launcher: its VM is the extension module it runs.
+            import importlib.util
+
+            spec = importlib.util.find_spec("micropython_run")
+            if spec is not None and spec.origin:
+                return spec.origin
+        return exe
+
+    def _link_partition(self) -> None:
+        link = os.path.join(self.state_dir, PARTITION_FILE)
+        if os.path.lexists(link):
+            os.remove(link)
+        target = self.image()
+        if target:
+            os.symlink(os.path.abspath(target), link)
+
     def _on_start(self, why: str) -> None:
         """Before each start of the interpreter: the reset cause it will read.
         A hard reset and a watchdog reset were told to the table by the board
@@ -388,6 +426,7 @@ class VirtualBoard:
             env["SICBO_SIM_NET"] = STATE_MOUNT + "/" + NET_FILE
         else:
             env.pop("SICBO_SIM_NET", None)
+        env["SICBO_SIM_PARTITION"] = STATE_MOUNT + "/" + PARTITION_FILE
         return env
 
     def _start_network(self) -> None:

@@ -8,7 +8,8 @@
 #
 # Output lines, read by the host: "SICBO-PROBE <repr of a dict>", "SICBO-H
 # <path> <sha256 hex>", "SICBO-END", "SICBO-VERIFY <repr of a list>",
-# "SICBO-SEQ <last sequence number>", "SICBO-PROV <sha256 hex>".
+# "SICBO-SEQ <last sequence number>", "SICBO-PROV <sha256 hex>",
+# "SICBO-JOURNALED <what or - why not>".
 import binascii
 import gc
 import hashlib
@@ -152,15 +153,50 @@ def sd_start(ok, now):
     Ctrl-C stopped it), with no reset. Does nothing otherwise."""
     if not ok:
         return
-    import machine
-
-    machine.RTC().datetime(now)
+    sd_clock(now)
     g = globals()
     for k in list(g):
         if k.startswith("sd_"):
             del g[k]
     gc.collect()
     __import__("main")
+
+
+def sd_clock(now):
+    """Sets the clock to `now` (the tuple of machine.RTC().datetime()) through
+    the firmware, which journals the old and the new time (access.set_clock),
+    or directly on a board without it (nothing deployed yet, an older
+    firmware). The modules loaded for it are forgotten: the app may start
+    next in this heap."""
+    before = list(sys.modules)
+    try:
+        import access  # the firmware's, on the board
+    except Exception:  # noqa: BLE001 - no firmware (or a broken one): the clock still
+        import machine
+
+        machine.RTC().datetime(now)
+        print("SICBO-JOURNALED - clock set, not journaled: no firmware")
+        return
+    if access.set_clock(now):
+        print("SICBO-JOURNALED clock")
+    access.close()
+    for k in list(sys.modules):
+        if k not in before:
+            del sys.modules[k]
+    gc.collect()
+
+
+def sd_deployed(kind, code, config, copied, removed):
+    """Journals the deploy just committed (access.deployed: J_DEPLOY, the files
+    copied and removed, the code hash and the configuration id)."""
+    try:
+        import access  # the firmware's, on the board
+
+        access.deployed(kind, code, config, copied, removed)
+        access.close()
+        print("SICBO-JOURNALED deploy")
+    except Exception as e:  # noqa: BLE001 - the deploy is done: said, not a failure
+        print("SICBO-JOURNALED - deploy not journaled: %s %s" % (type(e).__name__, e))
 
 
 def sd_prep(dirs, remove, aside):
@@ -206,7 +242,7 @@ def sd_w(path, mode, data):
 def sd_commit(text):
     """Hashes every file the new manifest lists; only if all match, writes
     /manifest.json (last) and removes /manifest.prev. Prints the paths that
-    did not match (SICBO-VERIFY)."""
+    did not match (SICBO-VERIFY), and returns them."""
     files = json.loads(text)["files"]
     bad = [p for p in files if sd_hash("/" + p) != files[p]]
     if not bad:
@@ -218,6 +254,7 @@ def sd_commit(text):
         except OSError:
             pass
     print("SICBO-VERIFY", repr(bad))
+    return bad
 
 
 def sd_secrets(folder, files):

@@ -80,6 +80,8 @@ D_SOLENOID = const(1)
 D_BELL = const(2)
 D_LAMPS = const(3)
 D_CLEAR_FAULT = const(4)  # diag.clear_fault(): p1 the failed boots it cleared
+D_SENSORS = const(5)  # diag.sensors(): the inputs read live
+D_LAST = const(5)
 
 # Void reasons (J_VOID p0). 1..3 are the dealer's reason keys (Art. 3.3).
 V_STACKED = const(1)

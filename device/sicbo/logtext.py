@@ -47,7 +47,9 @@ def journal_line(rec, table=None):
         if rec.p(2):
             extra += ", detail %d" % rec.p(2)
     elif t == R.J_DIAG:
-        extra = " " + name_of(texts.DIAG_NAMES, rec.p(0), "test")
+        extra = " " + name_of(texts.DIAG_NAMES, rec.p(R.P_TEST), "test")
+        if rec.p(R.P_TEST) == E.D_CLEAR_FAULT:
+            extra += " (%d failed boots)" % rec.p(R.P_TEST_DETAIL)
     elif t == R.J_SUPERVISOR:
         extra = " key on" if rec.p(0) else " key off"
     elif t == R.J_RESUME:
@@ -61,6 +63,19 @@ def journal_line(rec, table=None):
         else:
             extra = " up, the floor had %d" % (rec.p(4) | rec.p(5) << 8 | rec.p(6) << 16
                                                | rec.p(7) << 24)
+    elif t == R.J_REPL:
+        extra = " app stopped: " + name_of(texts.STOP_NAMES, rec.p(R.P_STOP_WHILE), "where")
+        if rec.p(R.P_STOP_WHILE) == R.STOP_STARTUP:
+            extra += " (%s)" % name_of(texts.FAULT_STAGES, rec.p(R.P_STOP_STAGE), "stage")
+    elif t == R.J_CLOCK:
+        extra = " %s -> %s" % (_clock(rec, R.P_CLOCK_OLD), _clock(rec, R.P_CLOCK_NEW))
+    elif t == R.J_CLOCK_MOVED:
+        extra = " journal's last %s, RTC at boot %s" % (_clock(rec, R.P_CLOCK_OLD),
+                                                          _clock(rec, R.P_CLOCK_NEW))
+    elif t == R.J_DEPLOY or t == R.J_VERIFY:
+        extra = " " + _code_line(rec)
+    elif t == R.J_RECOVERY:
+        extra = " confirm key held at power-on: app not started"
     elif t == R.J_DAMAGE:
         c = rec.p(0)
         extra = " seq %d (%s): %s" % (
@@ -70,6 +85,49 @@ def journal_line(rec, table=None):
     if rec.wall is not None:
         wall = " @" + wall_text(rec.wall)
     return "journal %6d round %5d %-11s%s%s" % (rec.seq, rec.round, name, extra, wall)
+
+
+def _clock(rec, at):
+    s = _u32(rec, at)
+    return wall_text(s) if s else "not set"
+
+
+def _u32(rec, at):
+    return rec.p(at) | rec.p(at + 1) << 8 | rec.p(at + 2) << 16 | rec.p(at + 3) << 24
+
+
+def _hex(rec, at, n):
+    return "".join("%02x" % rec.p(i) for i in range(at, at + n))
+
+
+def _text(b):
+    try:
+        return bytes(b).decode()
+    except UnicodeError:
+        return "(not text)"
+
+
+def _code_line(rec, width=40):
+    # A deploy: the code, the configuration, the files changed (as many as
+    # fit `width`); a code check: the code's kind, the seed, the answer, who.
+    if rec.type == R.J_VERIFY:
+        return "%s, %d items, seed %s.. answer %s.. by %s" % (
+            name_of(texts.CHECK_NAMES, rec.p(0), "kind"), rec.p(R.P_VERIFY_ITEMS),
+            _hex(rec, R.P_VERIFY_SEED, R.SEED_LEN),
+            _hex(rec, R.P_VERIFY_ANSWER, R.ANSWER_LEN),
+            _text(rec.payload[R.VERIFY_HEAD:]) or "?")
+    line = "%s %s config %s: %d copied, %d removed" % (
+        name_of(texts.CODE_KIND_NAMES, rec.p(0), "kind"), _hex(rec, R.P_DEPLOY_CODE, R.CODE_ID_LEN),
+        _hex(rec, R.P_DEPLOY_CONFIG, R.CONFIG_ID_LEN), rec.p(R.P_DEPLOY_COPIED),
+        rec.p(R.P_DEPLOY_REMOVED))
+    names = _text(rec.payload[R.DEPLOY_HEAD:]).split("\n")
+    shown = ""
+    for n in names:
+        if len(shown) + len(n) > width:
+            return line + ":" + shown + " ..."
+        if n:
+            shown += " " + n
+    return line + (":" + shown if shown else "")
 
 
 def wall_text(seconds):

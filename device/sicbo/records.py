@@ -71,7 +71,14 @@ J_FAULT = const(21)
 J_DAMAGE = const(22)
 J_LINK = const(23)
 J_PROVISION = const(24)
-J_LAST = const(24)  # the highest record type
+# Technician access (ACCESS below): each its own record.
+J_REPL = const(25)
+J_CLOCK = const(26)
+J_CLOCK_MOVED = const(27)
+J_DEPLOY = const(28)
+J_VERIFY = const(29)
+J_RECOVERY = const(30)
+J_LAST = const(30)  # the highest record type
 
 # ---- Payload fields: offsets from the payload's start ------------------------
 P_CAUSE = const(0)  # J_BOOT: the board's machine.reset_cause()
@@ -92,6 +99,7 @@ P_FOUND = const(1)  # J_RESUME: the state the replay found
 P_CONFIG_ID = const(0)  # J_CONFIG: 6 bytes, the configuration's id
 CONFIG_ID_LEN = const(6)
 P_TEST = const(0)  # J_DIAG: D_* of sicbo.events
+P_TEST_DETAIL = const(1)  # J_DIAG: D_CLEAR_FAULT's failed boots cleared (at most 255)
 P_STAGE = const(0)  # J_FAULT: F_* of sicbo.events
 P_KIND = const(1)  # J_FAULT: K_*
 P_FAULT_DETAIL = const(2)  # J_FAULT: which task, ...
@@ -107,6 +115,34 @@ P_LINK_SEQ = const(4)  # J_LINK up: the sequence number the floor had acknowledg
 # (its own sequence number is the chain's first).
 P_CHAIN = const(0)  # u32 the provisioning's id (the host's key store names it)
 P_PREVIOUS = const(4)  # u32 the provisioning it replaces, 0 if none
+# Technician access. J_REPL: the app stopped into the REPL (Ctrl-C, mpremote).
+P_STOP_WHILE = const(0)  # STOP_*
+P_STOP_STAGE = const(1)  # the start-up stage (F_* of sicbo.events) of a STOP_STARTUP
+# J_CLOCK: the RTC set through the firmware (access.set_clock: sicbo deploy,
+# sicbo diag); J_CLOCK_MOVED: the boot found the RTC before the journal's
+# last wall-clock time (set back by hand). Seconds since 2000-01-01 UTC
+# (u32), 0: not set.
+P_CLOCK_OLD = const(0)  # J_CLOCK: before; J_CLOCK_MOVED: the journal's last time
+P_CLOCK_NEW = const(4)  # J_CLOCK: after; J_CLOCK_MOVED: the RTC at boot
+# J_DEPLOY (its payload is not fixed: DEPLOY_HEAD bytes, then the files):
+P_DEPLOY_KIND = const(0)  # CODE_*: what the board runs
+P_DEPLOY_COPIED = const(1)  # files copied (at most 255)
+P_DEPLOY_REMOVED = const(2)  # files removed (at most 255)
+P_DEPLOY_FLAGS = const(3)  # bit 0: the list of files is cut short (MAX_LEN)
+P_DEPLOY_CODE = const(4)  # the first 8 bytes of the code's sha256
+CODE_ID_LEN = const(8)
+P_DEPLOY_CONFIG = const(12)  # the configuration id (CONFIG_ID_LEN bytes, as J_CONFIG)
+DEPLOY_HEAD = const(20)  # then the files: "+path" copied, "-path" removed, "\n" between
+# J_VERIFY (its payload is not fixed: VERIFY_HEAD bytes, then who asked, text):
+P_VERIFY_KIND = const(0)  # CHECK_*: the code files only, or the running partition too
+P_VERIFY_ITEMS = const(1)  # files (and partition) hashed (at most 255)
+P_VERIFY_SEED = const(2)  # the inspector's seed, its first SEED_LEN bytes
+SEED_LEN = const(6)
+P_VERIFY_ANSWER = const(8)  # the board's answer (the keyed hash), its first 8 bytes
+ANSWER_LEN = const(8)
+VERIFY_HEAD = const(16)
+WHO_LEN = const(64)  # who asked, at most
+P_RECOVERY_CAUSE = const(0)  # J_RECOVERY: the board's machine.reset_cause()
 # J_METERS: the meters checkpoint (sicbo/meters.py): 8 counters and 8 void
 # reasons (u32), the channel count (u16), a u32 per channel, then the
 # configuration in force (rotation may delete its J_CONFIG), then the chain's
@@ -140,11 +176,19 @@ POLICY_BETS_STAY = const(0)
 POLICY_PLAYERS_CHOOSE = const(1)
 LINK_DOWN = const(1)  # the floor link was lost (once per outage, not per retry)
 LINK_UP = const(2)  # connected again
+STOP_RUNNING = const(1)  # J_REPL: the table was running
+STOP_STARTUP = const(2)  # J_REPL: during start-up (P_STOP_STAGE says where)
+CODE_FILES = const(1)  # J_DEPLOY: code deployed as files
+CODE_FROZEN = const(2)  # code frozen into the firmware (the running partition)
+CHECK_FILES = const(1)  # J_VERIFY: the code files on the board's filesystem
+CHECK_PARTITION = const(2)  # J_VERIFY: those and the running application partition
 
 # ---- The declarations ---------------------------------------------------------
 # A field: (name, offset, size, kind, lo, hi, names). kind: "code" (a byte;
 # lo..hi is what the type allows, `names` the sicbo.texts table that names
-# it), "dice" (size dice, each 1..6), "byte", "bytes", "u16", "u32". A record type:
+# it), "dice" (size dice, each 1..6), "byte", "bytes", "u16", "u32", "wall" (a
+# u32 of seconds since 2000-01-01 UTC, 0 for none), "text" (UTF-8 to the end of
+# a payload that is not fixed, VARIABLE). A record type:
 # (code, name, fields, follows, meter, text): `follows` the round states
 # (ST_* of sicbo.events) a record of this type may follow, ALWAYS for any;
 # `meter` the counter it adds one to (a name of sicbo.meters.NAMES), None if
@@ -197,7 +241,8 @@ RECORD_TYPES = (
     (J_METERS, "meters", (), ALWAYS, None, "meters checkpoint"),
     (J_CONFIG, "config", (("config_id", P_CONFIG_ID, CONFIG_ID_LEN, "bytes", 0, 255, None),),
      ALWAYS, None, "a configuration change"),
-    (J_DIAG, "diag", (("test", P_TEST, 1, "byte", 0, 255, "DIAG_NAMES"),),
+    (J_DIAG, "diag", (("test", P_TEST, 1, "code", 1, E.D_LAST, "DIAG_NAMES"),
+                      ("detail", P_TEST_DETAIL, 1, "byte", 0, 255, None)),
      ALWAYS, None, "a technician's test from diag"),
     (J_FAULT, "fault", (("stage", P_STAGE, 1, "byte", 0, 255, "FAULT_STAGES"),
                         ("kind", P_KIND, 1, "byte", 0, 255, "FAULT_KINDS"),
@@ -216,7 +261,41 @@ RECORD_TYPES = (
     (J_PROVISION, "provision", (("chain", P_CHAIN, 4, "u32", 0, 0, None),
                                 ("previous", P_PREVIOUS, 4, "u32", 0, 0, None)),
      ALWAYS, None, "a MAC chain started: the board took a provisioning"),
+    (J_REPL, "repl", (("while", P_STOP_WHILE, 1, "code", STOP_RUNNING, STOP_STARTUP,
+                       "STOP_NAMES"),
+                      ("stage", P_STOP_STAGE, 1, "byte", 0, 255, "FAULT_STAGES")),
+     ALWAYS, None, "the app stopped into the REPL (Ctrl-C, mpremote)"),
+    (J_CLOCK, "clock", (("old", P_CLOCK_OLD, 4, "wall", 0, 0, None),
+                        ("new", P_CLOCK_NEW, 4, "wall", 0, 0, None)),
+     ALWAYS, None, "the clock set (sicbo deploy, sicbo diag)"),
+    (J_CLOCK_MOVED, "clock_moved", (("last", P_CLOCK_OLD, 4, "wall", 0, 0, None),
+                                    ("now", P_CLOCK_NEW, 4, "wall", 0, 0, None)),
+     ALWAYS, None, "the boot found the clock set back by hand"),
+    (J_DEPLOY, "deploy", (("kind", P_DEPLOY_KIND, 1, "code", CODE_FILES, CODE_FROZEN,
+                           "CODE_KIND_NAMES"),
+                          ("copied", P_DEPLOY_COPIED, 1, "byte", 0, 255, None),
+                          ("removed", P_DEPLOY_REMOVED, 1, "byte", 0, 255, None),
+                          ("cut_short", P_DEPLOY_FLAGS, 1, "code", 0, 1, None),
+                          ("code", P_DEPLOY_CODE, CODE_ID_LEN, "bytes", 0, 255, None),
+                          ("config_id", P_DEPLOY_CONFIG, CONFIG_ID_LEN, "bytes", 0, 255, None),
+                          ("files", DEPLOY_HEAD, 0, "text", 0, 0, None)),
+     ALWAYS, None, "a deploy (sicbo deploy): the files changed, the code and configuration"),
+    (J_VERIFY, "verify", (("kind", P_VERIFY_KIND, 1, "code", CHECK_FILES, CHECK_PARTITION,
+                           "CHECK_NAMES"),
+                          ("items", P_VERIFY_ITEMS, 1, "byte", 0, 255, None),
+                          ("seed", P_VERIFY_SEED, SEED_LEN, "bytes", 0, 255, None),
+                          ("answer", P_VERIFY_ANSWER, ANSWER_LEN, "bytes", 0, 255, None),
+                          ("by", VERIFY_HEAD, 0, "text", 0, 0, None)),
+     ALWAYS, None, "the code verified on demand (sicbo verify): who asked, the seed, the answer"),
+    (J_RECOVERY, "recovery", (("reset", P_RECOVERY_CAUSE, 1, "byte", 0, 255,
+                               "RESET_NAMES"),),
+     ALWAYS, None, "recovery mode: the confirm key held at power-on, the app not started"),
 )
-# The payload of J_METERS is not fixed: at least METERS_HEAD bytes (checked
-# for length only; meters.Meters.load checks the rest).
-VARIABLE = {J_METERS: METERS_HEAD}
+# The record types whose payload is not fixed, with its least length: J_METERS
+# (checked for length only; meters.Meters.load checks the rest), J_DEPLOY and
+# J_VERIFY (their fields checked, the text after them not; at most MAX_LEN).
+VARIABLE = {J_METERS: METERS_HEAD, J_DEPLOY: DEPLOY_HEAD, J_VERIFY: VERIFY_HEAD}
+# The record types of technician access, which the floor lists
+# (host_tools/floor): tests, the REPL, the clock, deploys, code checks,
+# recovery mode, a MAC chain provisioned.
+ACCESS = (J_DIAG, J_PROVISION, J_REPL, J_CLOCK, J_CLOCK_MOVED, J_DEPLOY, J_VERIFY, J_RECOVERY)

@@ -74,7 +74,8 @@ STATE_NAMES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 J_NAMES = (
     '?', 'boot', 'round', 'open', 'bell', 'cover_off', 'result', 'correction', 'void',
     'payout', 'alarm', 'violation', 'refused', 'hold', 'reader', 'supervisor', 'resume',
-    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage', 'link', 'provision',
+    'alarm_clear', 'meters', 'config', 'diag', 'fault', 'damage', 'link', 'provision', 'repl',
+    'clock', 'clock_moved', 'deploy', 'verify', 'recovery',
 )
 # ---- end of generated ----
 VOID_NAMES = ("?", "stacked", "leaning", "other", "tamper", "power cut", "sensor fault",

@@ -1,7 +1,8 @@
 """`sicbo diag --port DEV [WHAT [N]]`: the board's REPL diagnostics from the host.
 
 Runs `import diag; diag.WHAT(N)` on the board through mpremote (one connection:
-set the RTC from this computer's clock, in UTC, then run), prints what the
+set the RTC from this computer's clock, in UTC, through `diag.set_clock`, which
+journals the old and the new time, then run), prints what the
 board prints, can pull the journal to a local file (`diag.dump_journal()` on
 the board, before the diagnostic, so that a diagnostic that fails does not
 stop it) and draw the newest round on the board's table layout (--svg; the
@@ -25,7 +26,7 @@ import time
 
 from host_tools import boardstate
 from host_tools.cli import UsageError
-from host_tools.deploy import DeployError, MpRemote, clock_exec
+from host_tools.deploy import DeployError, MpRemote
 from host_tools.portlock import PortLock
 
 NAME = "diag"
@@ -70,6 +71,13 @@ def diag_code(what, n=None):
     return "import diag\ndiag.%s(%s)\n" % (what, "" if n is None else int(n))
 
 
+def clock_code(clock):
+    """The board's clock set to `clock` (a tuple as machine.RTC().datetime()
+    takes it) through diag.set_clock: journaled (J_CLOCK, the old and the
+    new time)."""
+    return "import diag\ndiag.set_clock(%r)\n" % (tuple(clock),)
+
+
 def split_journal(out):
     """(text without the journal lines, {segment: bytes}, [segment names])."""
     segs = {}
@@ -99,7 +107,9 @@ def run(args, mpremote=None):
     with PortLock(args.port, "sicbo diag") as lock:
         _diag(args, mp, code, svg, table_arg)
         if not args.no_restart:
-            clock = None if args.no_rtc else boardstate.clock_tuple()
+            # The clock was set (and journaled) at the start: the reset sets
+            # it no more (an unjournaled set, however small).
+            clock = None
             try:
                 states = boardstate.reset_and_read(args.port, "sicbo diag", clock, lock=lock)
             except OSError as e:
@@ -117,7 +127,7 @@ def _diag(args, mp, code, svg, table_arg):
         board_table = os.path.join(tmp, "table.json")
         chain = []
         if not args.no_rtc:
-            chain += ["exec", clock_exec(boardstate.clock_tuple()), "+"]
+            chain += ["exec", clock_code(boardstate.clock_tuple()), "+"]
         if args.pull_journal or svg:
             chain += ["exec", PULL, "+"]
         if svg and not table_arg:
@@ -190,9 +200,10 @@ def _run(mp, chain):
     except DeployError as e:
         out = getattr(e, "output", "")
         failed = _board_exception(out)
-        if "dump_journal" in str(e) or (failed and "dump_journal" in failed):
-            raise UsageError("the board's diag has no dump_journal(): deploy this revision "
-                             "(sicbo deploy) first") from None
+        for name in ("dump_journal", "set_clock"):
+            if name in str(e) or (failed and name in failed):
+                raise UsageError("the board's diag has no %s(): deploy this revision "
+                                 "(sicbo deploy) first" % name) from None
         if failed:
             return out, failed
         raise

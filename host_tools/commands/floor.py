@@ -3,6 +3,7 @@
     sicbo floor --broker HOST:PORT --db FILE --site SITE   the service
     sicbo floor records --db FILE [--table ID] [--from SEQ] [--json]
     sicbo floor tables --db FILE [--json]
+    sicbo floor access --db FILE [--table ID] [--json]      technician access
     sicbo floor certs --out FOLDER --site SITE --broker-host HOST --client ID ...
     sicbo floor broker-config --site SITE --out FOLDER ...  a site broker's files
     sicbo floor sim --broker HOST:PORT --site SITE ...      simulated tables
@@ -89,6 +90,11 @@ def add_arguments(p):
     r.add_argument("--limit", type=int, default=None, metavar="N", help="at most N records")
     r.add_argument("--table-file", metavar="FILE", help="table configuration (wins)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
+    a = sub.add_parser("access", help="technician access the tables journaled (the REPL, "
+                                      "the clock, deploys, code checks, tests, recovery)")
+    a.add_argument("--db", metavar="FILE", required=True)
+    a.add_argument("--table", metavar="ID", help="one table's")
+    a.add_argument("--json", action="store_true", help="machine-readable output")
     t = sub.add_parser("tables", help="every table a store knows")
     t.add_argument("--db", metavar="FILE", required=True)
     t.add_argument("--json", action="store_true", help="machine-readable output")
@@ -160,6 +166,8 @@ def run(args):
         return _records(args)
     if action == "tables":
         return _tables(args)
+    if action == "access":
+        return _access(args)
     if action == "certs":
         return _certs(args)
     if action == "broker-config":
@@ -447,6 +455,34 @@ def _records(args):
         n += 1
     if not n:
         print("no records%s" % (" of table %s" % args.table if args.table else ""))
+    return 0
+
+
+def _access(args):
+    """The access records the floor stored (alarms of kind "access"), oldest
+    first, each with its record's fields by name (as `sicbo journal --json`)."""
+    conn = _open(args.db)
+    q = ("SELECT a.table_id, a.seq, a.text, a.raised, r.raw, r.checked, r.received"
+         " FROM alarms a JOIN records r ON r.table_id = a.table_id AND r.seq = a.seq"
+         " WHERE a.kind = 'access'")
+    params = []
+    if args.table:
+        q += " AND a.table_id = ?"
+        params.append(args.table)
+    rows = conn.execute(q + " ORDER BY a.table_id, a.seq", params).fetchall()
+    if args.json:
+        out = []
+        for tid, _seq, text, raised, raw, checked, received in rows:
+            d = record_of(tid, bytes(raw), checked, received, None)
+            d["text"] = text
+            d["raised"] = _when(raised)
+            out.append(d)
+        print(json.dumps({"access": out}))
+        return 0
+    for tid, _seq, text, _raised, _raw, _checked, _received in rows:
+        print("%-12s %s" % (tid, text))
+    if not rows:
+        print("no access%s" % (" by table %s" % args.table if args.table else ""))
     return 0
 
 

@@ -249,7 +249,8 @@ def fields(rec, table=None):
     decl = _declared(t)
     if decl is None:
         return {}
-    p = bytes(rec.payload) + bytes(R.PAYLOAD)  # a short payload reads as zeros
+    least = R.VARIABLE.get(t, R.PAYLOAD)
+    p = bytes(rec.payload) + bytes(least)  # a short payload reads as zeros
     out = {}
     for name, off, size, kind, _lo, _hi, names in decl[2]:
         if kind == "dice":
@@ -260,6 +261,12 @@ def fields(rec, table=None):
             out[name] = struct.unpack_from("<I", p, off)[0]
         elif kind == "u16":
             out[name] = struct.unpack_from("<H", p, off)[0]
+        elif kind == "wall":
+            seconds = struct.unpack_from("<I", p, off)[0]
+            out[name] = _wall(seconds or None)
+            out[name + "_seconds"] = seconds or None
+        elif kind == "text":
+            out[name] = bytes(rec.payload[off:]).decode("utf-8", "replace")
         elif names == "MESSAGE":
             out[name] = _message(p[off], p[R.P_DETAIL])
         elif names is not None:
@@ -267,6 +274,11 @@ def fields(rec, table=None):
             out[name + "_code"] = p[off]
         else:
             out[name] = p[off]
+    if t == R.J_DEPLOY:
+        # "+path" copied, "-path" removed, one a line.
+        lines = [x for x in out["files"].split("\n") if x]
+        out["files"] = {"copied": [x[1:] for x in lines if x[0] == "+"],
+                        "removed": [x[1:] for x in lines if x[0] == "-"]}
     if t == R.J_DAMAGE:
         # What the board found: another record, named as the host names it.
         code = out["code_code"]

@@ -371,10 +371,15 @@ _ALARM_KINDS = None
 
 
 def _alarm_kind(t):
+    # Alarms of the table's own, and its technician access (records.ACCESS:
+    # the REPL, the clock, deploys, code checks, tests, recovery mode), which
+    # the floor lists as "access" (`sicbo floor access`).
     global _ALARM_KINDS
     if _ALARM_KINDS is None:
         _ALARM_KINDS = {R.J_ALARM: "alarm", R.J_VIOLATION: "violation", R.J_HOLD: "hold",
                         R.J_FAULT: "fault", R.J_DAMAGE: "damage"}
+        for code in R.ACCESS:
+            _ALARM_KINDS[code] = "access"
     return _ALARM_KINDS.get(t)
 
 

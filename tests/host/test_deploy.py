@@ -69,7 +69,9 @@ def wait_starts(vb, n, timeout=60):
 
 def board_files(vb):
     out = {}
-    for top, _dirs, files in os.walk(vb.fs):
+    for top, dirs, files in os.walk(vb.fs):
+        if top == vb.fs and "journal" in dirs:
+            dirs.remove("journal")  # the board's own records (a deploy journals itself)
         for name in files:
             if name in (RTC_FILE, STARTS) and top == vb.fs:
                 continue  # the simulated RTC's state, the test main.py's count
@@ -410,8 +412,9 @@ def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
         assert sorted(m["files"]) == ["board.json", "config.cache", "main.py", "table.json"]
         assert (m["kind"], m["code_sha256"], m["compiler"]) == ("frozen", code, None)
         assert sorted(os.listdir(vb.fs)) == sorted(
-            ["board.json", "config.cache", "main.py", "table.json", dp.MANIFEST, STARTS]
-            + [n for n in os.listdir(vb.fs) if n.startswith(".")])  # no code, no folders
+            ["board.json", "config.cache", "main.py", "table.json", dp.MANIFEST, STARTS,
+             "journal"]  # the first deploy's records (the journal stays: it is evidence)
+            + [n for n in os.listdir(vb.fs) if n.startswith(".")])  # no code, no other folder
         # again: nothing to do
         r = run_deploy(vb, device)
         assert r.current and r.mpremote_runs == 1

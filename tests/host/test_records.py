@@ -44,6 +44,12 @@ def _record(t, payload):
     return journal.encode(t, 7, 3, 1, 1000, None, bytes(payload))
 
 
+def _size(code):
+    """The payload every record of the type has: PAYLOAD, or the least of a
+    payload that is not fixed."""
+    return R.VARIABLE.get(code, R.PAYLOAD)
+
+
 def test_the_payload_check_is_exactly_the_declared_fields():
     # Every byte value at every offset of every type: the check refuses
     # exactly the values outside a declared field's range, with the field's
@@ -51,14 +57,14 @@ def test_the_payload_check_is_exactly_the_declared_fields():
     for code, _name, fields, *_rest in R.RECORD_TYPES:
         if code == R.J_METERS:
             continue
-        base = bytearray(R.PAYLOAD)
+        base = bytearray(_size(code))
         for _f, off, size, kind, lo, _hi, _names in fields:
             if kind in ("dice", "code"):
                 for i in range(off, off + size):
                     base[i] = 1 if kind == "dice" else lo
         rec = _record(code, base)
         assert journal.check_payload(code, len(rec), rec, R.HEADER) == 0, code
-        for off, value in itertools.product(range(R.PAYLOAD), range(256)):
+        for off, value in itertools.product(range(_size(code)), range(256)):
             p = bytearray(base)
             p[off] = value
             want = 0
@@ -77,9 +83,25 @@ def test_lengths_and_unknown_types():
     for code, *_rest in R.RECORD_TYPES:
         if code == R.J_METERS:
             continue
-        for n in (0, 4, 7, 9, 16):
+        least = _size(code)
+        for n in (0, 4, 7, least - 1, least + 1, 16):
+            if code in R.VARIABLE and n >= least:
+                continue  # longer is allowed: checked below
             rec = _record(code, bytes(n))
-            assert journal.check_payload(code, len(rec), rec, R.HEADER) == E.BAD_LENGTH
+            assert journal.check_payload(code, len(rec), rec, R.HEADER) == E.BAD_LENGTH, (
+                code, n)
+    # A payload that is not fixed: its least length and any more, to MAX_LEN.
+    for code, least in R.VARIABLE.items():
+        if code == R.J_METERS:
+            continue
+        decl = [d for d in R.RECORD_TYPES if d[0] == code][0]
+        base = bytearray(least)
+        for _f, off, _n, kind, lo, _hi, _names in decl[2]:
+            if kind == "code":
+                base[off] = lo
+        for extra in (0, 1, R.MAX_LEN - R.MIN_LEN - least):
+            rec = _record(code, bytes(base) + b"x" * extra)
+            assert journal.check_payload(code, len(rec), rec, R.HEADER) == 0, (code, extra)
     rec = _record(R.J_METERS, bytes(R.METERS_HEAD - 1))
     assert journal.check_payload(R.J_METERS, len(rec), rec, R.HEADER) == E.BAD_LENGTH
     rec = _record(R.J_METERS, bytes(R.METERS_HEAD))
@@ -97,7 +119,7 @@ def test_the_replay_allows_each_type_in_exactly_its_declared_states():
     for code, _name, fields, follows, *_rest in R.RECORD_TYPES:
         if code in neutral or code == R.J_METERS:
             continue  # their payload is checked against the round too (below)
-        payload = bytearray(R.PAYLOAD)
+        payload = bytearray(_size(code))
         for _f, off, size, kind, lo, _hi, _names in fields:
             if kind in ("dice", "code"):
                 for i in range(off, off + size):
@@ -119,7 +141,7 @@ def test_the_host_decoder_names_every_declared_field():
     for code, name, fields, *_rest in R.RECORD_TYPES:
         if code == R.J_METERS:
             continue
-        payload = bytearray(R.PAYLOAD)
+        payload = bytearray(_size(code))
         for _f, off, size, kind, lo, _hi, _names in fields:
             if kind in ("dice", "code"):
                 for i in range(off, off + size):
@@ -131,3 +153,15 @@ def test_the_host_decoder_names_every_declared_field():
         for fname, *_more in fields:
             assert fname in got, (name, fname, sorted(got))
 
+
+
+def test_technician_access_is_every_kind_the_access_list_names():
+    # The access the table journals, each a record of its own (records.ACCESS:
+    # what the floor raises as access and lists): the diag tests and a fault
+    # cleared, the REPL stop, the clock set or moved, a deploy, a code check,
+    # recovery mode, and provisioning once the MAC chain declares it.
+    names = {texts.J_NAMES[c] for c in R.ACCESS}
+    want = {"diag", "repl", "clock", "clock_moved", "deploy", "verify", "recovery"}
+    if hasattr(R, "J_PROVISION"):
+        want.add("provision")
+    assert names == want and len(R.ACCESS) == len(want), names

@@ -21,7 +21,7 @@ FAMILIES = {
     "C_": (1, None, True),
     "F_": (1, None, True),
     "K_": (1, None, True),
-    "D_": (1, None, True),
+    "D_": (1, "D_LAST", True),
 }
 
 
@@ -63,8 +63,11 @@ def test_messages_and_refusals_do_not_overlap():
 def test_the_journal_format_numbers():
     # docs/journal.md: what boards already in service have written.
     assert (R.J_BOOT, R.J_ROUND, R.J_RESULT, R.J_VOID, R.J_PAYOUT) == (1, 2, 6, 8, 9)
-    assert (R.J_METERS, R.J_CONFIG, R.J_DAMAGE, R.J_LINK, R.J_PROVISION) == (18, 19, 22, 23, 24)
+    assert (R.J_METERS, R.J_CONFIG, R.J_DIAG, R.J_DAMAGE, R.J_LINK, R.J_PROVISION) == (
+        18, 19, 20, 22, 23, 24)
+    assert (R.J_REPL, R.J_DEPLOY, R.J_RECOVERY) == (25, 28, 30)
     assert (R.FLAG_WALL, R.FLAG_MAC, R.MAC_LEN) == (1, 2, 8)
+    assert (E.D_SOLENOID, E.D_BELL, E.D_LAMPS, E.D_CLEAR_FAULT) == (1, 2, 3, 4)
     assert (E.V_STACKED, E.V_LEANING, E.V_OTHER, E.V_LAST) == (1, 2, 3, 7)
     assert (E.ST_IDLE, E.ST_OPEN, E.ST_PAYING, E.ST_HOLD) == (0, 2, 5, 6)
     assert (E.MAX_FAILED_BOOTS, E.STABLE_MS) == (3, 60000)

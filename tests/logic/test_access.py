@@ -1,0 +1,289 @@
+# mprun-heap: controller
+# Technician access journaled (device/access.py; faults.start, startup.py):
+# the app stopped into the REPL, recovery mode, the clock set back by hand, each
+# a record of its own after the journal's last one; none of it may keep an
+# output on or the REPL away.
+import access
+import controller
+import faults
+import machine
+from appkit import BELL, Table, journal_records
+
+from sicbo import events as E
+from sicbo import records as R
+
+
+def _replay(folder):
+    """The journal as the board reads it (a bare RoundState)."""
+    from journal_store import JournalStore
+    from sicbo.roundstate import RoundState
+
+    rs = RoundState()
+    st = JournalStore(folder)
+    for data in st.read_all():
+        rs.feed(data)
+    st.close()
+    return rs
+
+
+def _newest_segment(folder):
+    import os
+
+    name = sorted(n for n in os.listdir(folder) if n.endswith(".log"))[-1]
+    with open(folder + "/" + name, "rb") as f:
+        return f.read()
+
+
+def _start(folder, run, log):
+    """faults.start as main.py runs it, with the running table's controller.run
+    replaced by run(ctl); returns what it returns, or raises what it raises."""
+    saved = controller.run
+    controller.run = run
+    try:
+        return faults.start(folder + "/board.json", folder + "/table.json", folder,
+                            log=log.append, ticks_ms=machine.sim_ticks_ms,
+                            fault_file=folder + "/fault.txt")
+    finally:
+        controller.run = saved
+
+
+def _stopped(folder, run):
+    """_start, which must end in the KeyboardInterrupt that reaches the REPL."""
+    log = []
+    try:
+        _start(folder, run, log)
+    except KeyboardInterrupt:
+        return log
+    raise AssertionError("the Ctrl-C did not reach the REPL: %r" % log)
+
+
+def _played():
+    t = Table()
+    t.play(1, 2, 3)
+    t.close()
+    return t
+
+
+def test_ctrl_c_while_the_table_runs_is_journaled_outputs_off_first():
+    t = _played()
+    before = journal_records(t.folder)
+    seen = []
+
+    def run(ctl):
+        ctl.hw.bell.ring(machine.sim_ticks_ms(), 1000)  # an output on when the Ctrl-C comes
+        seen.append(machine.sim_output(BELL))
+        raise KeyboardInterrupt
+
+    log = _stopped(t.folder, run)
+    assert seen == [1] and machine.sim_output(BELL) == 0
+    recs = journal_records(t.folder)
+    stop = recs[-1]
+    assert stop.type == R.J_REPL and stop.p(R.P_STOP_WHILE) == R.STOP_RUNNING, recs[-3:]
+    assert stop.wall is not None and stop.round == before[-1].round
+    assert R.J_BOOT in [r.type for r in recs[len(before):-1]]  # the boot it stopped
+    rs = _replay(t.folder)
+    assert rs.damaged == 0 and rs.seq == stop.seq
+    # After the boot's own records, at the end of its segment (whole: no new file).
+    newest = journal_records_of(_newest_segment(t.folder))
+    assert newest[0].type == R.J_BOOT and newest[-1].seq == stop.seq
+    assert "sicbo: stopped into the REPL: journaled" in log, log
+    _assert_forgotten()
+
+
+def _assert_forgotten():
+    # The REPL's heap keeps none of the access code once it has journaled
+    # (MicroPython only: memory.forget keeps CPython's modules).
+    import sys
+
+    if sys.implementation.name == "micropython":
+        assert "access" not in sys.modules
+
+
+def journal_records_of(data):
+    from sicbo import journal
+
+    return journal.records(data)
+
+
+def test_a_torn_segment_is_never_appended_to():
+    # A power cut tore the newest segment's last record: the access record
+    # goes into a new segment, and the torn bytes stay the last of theirs.
+    import os
+
+    t = _played()
+    names = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
+    with open(t.folder + "/" + names[-1], "ab") as f:
+        f.write(b"\xa5\x06\x24\x00\x09")  # the first bytes of a record, cut
+    rec = access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    access.close()
+    after = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
+    assert len(after) == len(names) + 1
+    with open(t.folder + "/" + after[-1], "rb") as f:
+        assert f.read() == rec
+    rs = _replay(t.folder)
+    assert rs.damaged == 0 and rs.seq == journal_records(t.folder)[-1].seq
+    assert rs.scanner.torn_bytes == 5
+    # and a whole one is continued: the next session's record follows it there
+    access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    access.close()
+    assert sorted(n for n in os.listdir(t.folder) if n.endswith(".log")) == after
+    assert len(journal_records_of(_newest_segment(t.folder))) == 2
+
+
+def test_the_stop_follows_the_journal_not_the_running_state():
+    # The Ctrl-C lands after the machine decided a record and before it was
+    # written: the machine is a record ahead of its journal. The stop
+    # follows the journal on flash, so that the next boot finds no gap.
+    t = _played()
+
+    def run(ctl):
+        m = ctl.m
+        seq = m.seq
+        m.handle(E.EV_SUPERVISOR_ON, 0, machine.sim_ticks_ms(), None)
+        assert m.rec_len and m.seq == seq + 1  # applied, not yet on flash
+        raise KeyboardInterrupt
+
+    _stopped(t.folder, run)
+    recs = journal_records(t.folder)
+    assert R.J_SUPERVISOR not in [r.type for r in recs]
+    assert recs[-1].type == R.J_REPL and recs[-1].seq == recs[-2].seq + 1
+    assert _replay(t.folder).damaged == 0
+    t2 = Table(folder=t.folder, reset=False)  # and the table starts again on it
+    assert t2.m.damaged == 0 and t2.m.state == E.ST_IDLE
+    t2.close()
+
+
+def test_ctrl_c_during_start_up_names_the_stage():
+    t = _played()
+
+    def log_interrupts(line):
+        if line.startswith("J "):  # the first record the resume writes
+            raise KeyboardInterrupt
+
+    log = []
+    try:
+        faults.start(t.folder + "/board.json", t.folder + "/table.json", t.folder,
+                     log=lambda line: (log.append(line), log_interrupts(line)),
+                     ticks_ms=machine.sim_ticks_ms, fault_file=t.folder + "/fault.txt")
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("no KeyboardInterrupt: %r" % log)
+    stop = journal_records(t.folder)[-1]
+    assert stop.type == R.J_REPL and stop.p(R.P_STOP_WHILE) == R.STOP_STARTUP
+    assert stop.p(R.P_STOP_STAGE) == E.F_RESUME
+    assert _replay(t.folder).damaged == 0
+
+
+def test_a_stop_that_cannot_be_journaled_still_turns_the_outputs_off():
+    import access  # as faults.start finds it (an earlier stop forgot the module)
+
+    t = _played()
+    n = len(journal_records(t.folder))
+    saved = access.record
+
+    def refused(*args):
+        raise KeyboardInterrupt  # a second Ctrl-C, while journaling the first
+
+    def run(ctl):
+        ctl.hw.bell.ring(machine.sim_ticks_ms(), 1000)
+        raise KeyboardInterrupt
+
+    access.record = refused
+    try:
+        log = _stopped(t.folder, run)
+    finally:
+        access.record = saved
+    assert machine.sim_output(BELL) == 0
+    assert R.J_REPL not in [r.type for r in journal_records(t.folder)[n:]]
+    assert any("not journaled: KeyboardInterrupt" in line for line in log), log
+
+
+def test_recovery_mode_is_journaled_and_the_app_not_started():
+    t = _played()
+    n = len(journal_records(t.folder))
+    t2 = Table(folder=t.folder, held=("key_confirm",), expect_refusal=True)
+    recs = journal_records(t.folder)[n:]
+    assert [r.type for r in recs] == [R.J_RECOVERY], recs
+    assert recs[0].p(R.P_RECOVERY_CAUSE) == machine.PWRON_RESET and recs[0].wall is not None
+    assert _replay(t.folder).damaged == 0
+    assert any("recovery mode" in line for line in t2.log)
+    _assert_forgotten()
+
+
+def test_recovery_mode_reaches_the_repl_when_the_journal_refuses():
+    t = _played()
+    machine.sim_set(13, 0)  # key_confirm held (pulled low)
+    with open(t.folder + "/j", "w") as f:
+        f.write("a file where the journal folder should be")
+    log = []
+    ctl, restart = faults.boot(faults.Faults(t.folder + "/fault.txt", log.append),
+                               t.folder + "/board.json", t.folder + "/table.json",
+                               t.folder + "/j", log=log.append, ticks_ms=machine.sim_ticks_ms)
+    machine.sim_set(13, 1)
+    assert ctl is None and not restart
+    assert any("recovery mode not journaled" in line for line in log), log
+
+
+def _moved(folder):
+    return [r for r in journal_records(folder) if r.type == R.J_CLOCK_MOVED]
+
+
+def test_the_clock_set_back_by_hand_is_journaled_at_boot():
+    t = _played()
+    last = journal_records(t.folder)[-1].wall
+    t2 = Table(folder=t.folder, reset=False)  # the clock as it was: nothing to say
+    t2.close()
+    assert _moved(t.folder) == []
+    last = journal_records(t.folder)[-1].wall
+    machine.RTC().datetime((2026, 11, 29, 6, 9, 0, 0, 0))  # a day back, not journaled
+    t3 = Table(folder=t.folder, reset=False)
+    found = _moved(t.folder)
+    assert len(found) == 1, found
+    rec = found[0]
+    back = rec.p(4) | rec.p(5) << 8 | rec.p(6) << 16 | rec.p(7) << 24
+    was = rec.p(0) | rec.p(1) << 8 | rec.p(2) << 16 | rec.p(3) << 24
+    assert was == last and back == rec.wall and back < last
+    types = [r.type for r in journal_records(t.folder)]
+    assert types.index(R.J_CLOCK_MOVED) > len(types) - 1 - types[::-1].index(R.J_BOOT)
+    assert t3.m.damaged == 0
+    t3.close()
+
+
+def test_a_lost_clock_set_again_is_no_move_set_back_it_is():
+    t = _played()
+    walled = journal_records(t.folder)[-1].wall
+    t2 = Table(folder=t.folder, rtc=None)  # a power cut lost the clock: records carry none
+    t2.play(2, 3, 4)
+    t2.close()
+    assert journal_records(t.folder)[-1].wall is None
+    assert _moved(t.folder) == []  # a clock lost is no move
+    machine.RTC().datetime((2026, 11, 30, 0, 13, 0, 0, 0))  # set again, later: no move
+    Table(folder=t.folder, reset=False).close()
+    assert _moved(t.folder) == []
+    t3 = Table(folder=t.folder, rtc=None)  # lost again
+    t3.close()
+    machine.RTC().datetime((2026, 11, 30, 0, 11, 0, 0, 0))  # set before the last known time
+    Table(folder=t.folder, reset=False).close()
+    found = _moved(t.folder)
+    assert len(found) == 1, found
+    seen = found[0].p(0) | found[0].p(1) << 8 | found[0].p(2) << 16 | found[0].p(3) << 24
+    assert seen > walled and seen - found[0].wall >= 3600  # the 13:00 boot's, an hour later
+
+
+def test_the_clock_set_through_the_firmware_is_journaled_and_no_move():
+    t = _played()
+    assert access.set_clock((2026, 12, 1, 1, 8, 0, 0, 0), t.folder)
+    access.close()
+    rec = journal_records(t.folder)[-1]
+    assert rec.type == R.J_CLOCK
+    new = rec.p(4) | rec.p(5) << 8 | rec.p(6) << 16 | rec.p(7) << 24
+    old = rec.p(0) | rec.p(1) << 8 | rec.p(2) << 16 | rec.p(3) << 24
+    assert new == rec.wall and old < new, (old, new)
+    from sicbo import logtext
+
+    assert " 2026-11-30T12:" in logtext.journal_line(rec)
+    assert "-> 2026-12-01T08:00:0" in logtext.journal_line(rec)
+    t2 = Table(folder=t.folder, reset=False)
+    assert _moved(t.folder) == [] and t2.m.damaged == 0
+    t2.close()
