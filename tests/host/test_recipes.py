@@ -1,0 +1,389 @@
+# docs/design.md's "Where to change what", followed for real: each recipe's
+# edits applied, as a developer would make them, to a copy of the firmware
+# (device/ copied into the test's folder; the checkout is never touched), the
+# commands the recipe says to run run on the copy, then the new thing checked
+# end to end through the firmware's own code in a fresh interpreter whose
+# firmware is the copy (SICBO_DEVICE_DIR, host_tools/__init__.py) and whose
+# rig is tests/logic's (appkit: the whole controller on the simulated board).
+#
+# The edits find their place by what is there (the highest code in use, the
+# closing line of a table), not by line numbers or fixed codes: other record
+# types, sensors or messages added meanwhile leave them valid. An anchor that
+# is gone fails with the recipe's step named: the recipe needs a look.
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEVICE = os.path.join(REPO, "device")
+LOGIC = os.path.join(REPO, "tests", "logic")
+SIM = os.path.join(REPO, "sim")
+
+
+# ---- the copy and its edits -----------------------------------------------------
+
+
+def copy_tree(src, dst):
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return str(dst)
+
+
+def firmware_copy(tmp_path):
+    return copy_tree(DEVICE, tmp_path / "device")
+
+
+def read(root, rel):
+    with open(os.path.join(root, rel), encoding="utf-8") as f:
+        return f.read()
+
+
+def write(root, rel, text):
+    with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def edit(root, rel, old, new):
+    """Replace the one occurrence of old in root/rel by new."""
+    text = read(root, rel)
+    assert text.count(old) == 1, "%s: %r is not there once: the recipe's step moved" % (rel, old)
+    write(root, rel, text.replace(old, new))
+
+
+def insert_before_close(root, rel, opener, closer, lines):
+    """lines inserted before the first `closer` after `opener` (the end of a
+    table: a tuple's closing parenthesis)."""
+    text = read(root, rel)
+    assert text.count(opener) == 1, "%s: %r is not there once" % (rel, opener)
+    start = text.index(opener) + len(opener)
+    end = text.index(closer, start)
+    write(root, rel, text[:end] + "\n" + lines.rstrip("\n") + text[end:])
+
+
+def highest(text, prefix):
+    """(value, line) of the highest `PREFIX... = const(N)` (not *_LAST)."""
+    found = [(int(m.group(2)), m.group(0)) for m in
+             re.finditer(r"^(%s\w+) = const\((\d+)\).*$" % prefix, text, re.M)
+             if not m.group(1).endswith("_LAST")]
+    assert found, "no %s constants" % prefix
+    return max(found)
+
+
+def add_const(root, rel, prefix, name, comment):
+    """NAME = const(next free) after the highest PREFIX constant; returns it."""
+    text = read(root, rel)
+    value, line = highest(text, prefix)
+    edit(root, rel, line + "\n", "%s\n%s = const(%d)  # %s\n" % (line, name, value + 1, comment))
+    return value + 1
+
+
+def add_last(root, rel, prefix, name, comment):
+    """NAME as the new PREFIX_LAST (J_LAST, R_LAST): the next code after it."""
+    text = read(root, rel)
+    m = re.search(r"^%sLAST = const\((\d+)\)" % prefix, text, re.M)
+    assert m, "%s: no %sLAST" % (rel, prefix)
+    value = int(m.group(1)) + 1
+    edit(root, rel, m.group(0), "%s = const(%d)  # %s\n%sLAST = const(%d)"
+         % (name, value, comment, prefix, value))
+    return value
+
+
+def env_of(copy):
+    env = dict(os.environ, SICBO_DEVICE_DIR=copy, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def tool(copy, *args, ok=True):
+    """A host tool (python -m ...) on the copy's firmware: (exit code, output)."""
+    r = subprocess.run([sys.executable, "-m"] + list(args), cwd=REPO, env=env_of(copy),
+                       capture_output=True, text=True, timeout=120)
+    if ok:
+        assert r.returncode == 0, (args, r.stdout, r.stderr)
+    return r.returncode, r.stdout + r.stderr
+
+
+def on_copy(copy, script, rig=LOGIC):
+    """script in a fresh CPython whose firmware is the copy, with the test rig
+    (tests/logic, or an edited copy of it) and sim/ on the path, as
+    tests/conftest.py sets them up; its output. It fails on any exception."""
+    prelude = textwrap.dedent("""\
+        import sys
+        sys.path.insert(0, %r)
+        import host_tools  # the firmware: SICBO_DEVICE_DIR
+        for p in (%r, %r):
+            sys.path.insert(0, p)
+        import sicbo
+        assert sicbo.__file__.startswith(%r), sicbo.__file__
+        """ % (REPO, SIM, rig, copy))
+    r = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(script)], cwd=REPO,
+                       env=env_of(copy), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def write_tables(copy):
+    """The recipe's `python -m host_tools.records --write` (after --check has
+    said the generated tables are stale): the copy's files, not the checkout's."""
+    ours = (read(DEVICE, "sicbo/journal.py"), read(DEVICE, "sicbo/texts.py"))
+    code, out = tool(copy, "host_tools.records", "--check", ok=False)
+    assert code == 1 and "disagrees with sicbo/records.py" in out, out
+    tool(copy, "host_tools.records", "--write")
+    assert tool(copy, "host_tools.records", "--check")[0] == 0
+    assert (read(DEVICE, "sicbo/journal.py"), read(DEVICE, "sicbo/texts.py")) == ours
+
+
+# ---- A journal record type ---------------------------------------------------------
+
+
+def test_a_new_record_type_is_one_declaration_and_works_end_to_end(tmp_path):
+    copy = firmware_copy(tmp_path)
+    rel = "sicbo/records.py"
+    # Its J_ code as the new J_LAST, its payload offset, its RECORD_TYPES entry.
+    code = add_last(copy, rel, "J_", "J_TILT", "the table was tilted")
+    edit(copy, rel, "# J_METERS: the meters checkpoint",
+         "P_TILT_SIDE = const(0)  # J_TILT: 1 front, 2 back, 3 left, 4 right\n"
+         "# J_METERS: the meters checkpoint")
+    insert_before_close(copy, rel, "RECORD_TYPES = (", "\n)\n",
+                        '    (J_TILT, "tilt", (("side", P_TILT_SIDE, 1, "code", 1, 4, None),),\n'
+                        '     ALWAYS, "alarms", "the table was tilted: an alarm"),')
+    write_tables(copy)
+    # What tests/host/test_records.py checks of every declaration holds for it.
+    r = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                        os.path.join(REPO, "tests", "host", "test_records.py")],
+                       cwd=REPO, env=env_of(copy), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    folder = on_copy(copy, """
+        from appkit import Table, reboot
+
+        from sicbo import events as E
+        from sicbo import journal, logtext, texts
+        from sicbo import records as R
+        from sicbo.journal import FOLLOWS
+
+        code = R.J_TILT
+        assert code == R.J_LAST == %d
+        assert texts.J_NAMES[code] == "tilt"
+        assert FOLLOWS[code] == (1 << (E.ST_HOLD + 1)) - 1  # ALWAYS: after any state
+        t = Table()
+        t.play(2, 3, 4)
+        alarms = t.m.meters.get("alarms")
+        # Written as anyone but the round machine writes one (the recipe's
+        # writer): encode_next, then the journal.
+        now = t.now()
+        rec = t.m.encode_next(code, bytes((2, 0, 0, 0, 0, 0, 0, 0)), now,
+                              t.ctl.wall.seconds(now))
+        assert journal.check_payload(code, len(rec), rec, R.HEADER) == 0
+        for side in (0, 5, 255):  # outside its declared 1..4
+            bad = bytearray(rec)
+            bad[R.HEADER + R.P_TILT_SIDE] = side
+            assert journal.check_payload(code, len(bad), bad, R.HEADER) == E.BAD_VALUE, side
+        assert journal.check_payload(code, len(rec) + 1, rec + b"x", R.HEADER) == E.BAD_LENGTH
+        t.store.append(rec, t.m.open_seq)
+        assert t.m.meters.get("alarms") == alarms + 1  # its meter, counted as it is applied
+        line = logtext.journal_line(journal.Record(rec, 0))
+        assert " tilt " in line, line
+        # The next boot replays it: no damage, the same count, the round goes on.
+        t2 = reboot(t)
+        assert t2.m.damaged == 0 and t2.m.duplicates == 0, (t2.m.damaged, t2.m.duplicates)
+        assert t2.m.meters.get("alarms") == alarms + 1
+        types = t2.types()
+        assert code in types and R.J_DAMAGE not in types, types
+        assert types.index(code) < len(types) - 1 and types[-1] == R.J_BOOT, types
+        t2.play(1, 1, 2)
+        assert t2.m.meters.get("rounds") == 2
+        t2.close()
+        print(t2.folder)
+        """ % code).strip().splitlines()[-1]
+
+    # `sicbo journal` names it and its field, and counts its meter.
+    _code, out = tool(copy, "host_tools", "journal", folder, "--json")
+    d = json.loads(out)
+    tilts = [r for r in d["records_listed"] if r["type_code"] == code]
+    assert len(tilts) == 1, d["records_listed"]
+    assert tilts[0]["type"] == "tilt" and tilts[0]["side"] == 2 and tilts[0]["damage"] is None
+    assert d["damage"] == [] and d["meters"]["alarms"] == 1 and d["meters"]["rounds"] == 2
+    _code, out = tool(copy, "host_tools", "journal", folder, "--records", "-1")
+    assert re.search(r"round +1 tilt", out), out
+
+
+# ---- A periodic task ---------------------------------------------------------------
+
+
+def test_a_new_periodic_task_is_called_watched_and_journaled_when_it_raises(tmp_path):
+    copy = firmware_copy(tmp_path)
+    rel = "controller.py"
+    # A method (self, now) of the Controller and a row in TASKS. This one is
+    # written to fail on its third pass, as a broken one would.
+    edit(copy, rel, "\nclass Controller:\n",
+         "\nPASSES = [0]  # the heartbeat task's passes\n\n\nclass Controller:\n")
+    edit(copy, rel, "    # ---- boot ----",
+         "    def heartbeat(self, now):\n"
+         "        \"\"\"Counts its passes; the third raises.\"\"\"\n"
+         "        PASSES[0] += 1\n"
+         "        if PASSES[0] >= 3:\n"
+         "            raise RuntimeError(\"heartbeat stopped\")\n"
+         "        return None\n\n"
+         "    # ---- boot ----")
+    insert_before_close(copy, rel, "TASKS = (", "\n)\n",
+                        '    ("heartbeat", 10, Controller.heartbeat),')
+    on_copy(copy, """
+        import controller
+        import faults
+        import machine
+        from appkit import Table
+
+        from sicbo import events as E
+        from sicbo import journal, logtext
+        from sicbo import records as R
+
+        task = [row[0] for row in controller.TASKS].index("heartbeat")
+        t = Table()
+        resets = len(machine.sim_resets())
+        try:
+            controller.run(t.ctl)
+        except SystemExit:
+            pass  # the simulated machine.reset()
+        else:
+            raise AssertionError("the table ran on")
+        assert controller.PASSES[0] == 3, controller.PASSES  # called, by its period
+        wd = t.hw.watchdog
+        assert wd.tasks() == len(controller.TASKS) and wd.name(task) == "heartbeat"
+        assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+        found = [r for r in t.journal() if r.type == R.J_FAULT]
+        assert len(found) == 1, found
+        # Journaled as the task's row in TASKS (the watchdog's id for it).
+        assert found[0].p(0) == E.F_TASK and found[0].p(2) == task, found[0]
+        assert "detail %d" % task in logtext.journal_line(found[0])
+        n, text = faults.Faults(t.folder + "/fault.txt").failed_boots()
+        assert n == 1 and "heartbeat stopped" in text, text
+        """)
+
+
+# ---- A sensor ----------------------------------------------------------------------
+
+
+def add_tilt_sensor(copy):
+    """The sensor recipe for a tilt switch (1 = the table tilted: a sensor
+    that acts when it reads 1, like a key; not a level the round keeps),
+    and the alarm message it raises. Returns its sensor id."""
+    # sicbo/signals.py: its index (the last, below COUNT) and its name.
+    text = read(copy, "sicbo/signals.py")
+    count = int(re.search(r"^COUNT = const\((\d+)\)", text, re.M).group(1))
+    edit(copy, "sicbo/signals.py", "COUNT = const(%d)" % count,
+         "TILT = const(%d)  # 1 = the table tilted\nCOUNT = const(%d)" % (count, count + 1))
+    edit(copy, "sicbo/signals.py", '"key_face_6")', '"key_face_6", "tilt")')
+    # sicbo/events.py: its event, its sensor id, and the alarm it raises.
+    add_const(copy, "sicbo/events.py", "EV_", "EV_TILT", "the table tilted")
+    sensor = add_const(copy, "sicbo/events.py", "S_", "S_TILT", "the tilt switch")
+    add_last(copy, "sicbo/events.py", "R_", "R_TILT", "the table tilted")
+    insert_before_close(copy, "sicbo/texts.py", "_TEXTS = (", "\n)\n",
+                        '    "alarm: the table tilted between the shake and the bell: '
+                        'round void\\n"  # R_TILT')
+    insert_before_close(copy, "sicbo/texts.py", "_CODES = bytes((", "\n))\n", "    E.R_TILT,")
+    text = read(copy, "sicbo/texts.py")
+    names = re.search(r"^SENSOR_NAMES = \((.*?)\)", text, re.M | re.S)
+    assert names.group(1).count('"') == 2 * sensor, "SENSOR_NAMES is not by sensor id"
+    edit(copy, "sicbo/texts.py", names.group(0), names.group(0)[:-1] + ', "tilt")')
+    # controller._INPUTS: its row.
+    insert_before_close(copy, "controller.py", "_INPUTS = (", "\n)\n",
+                        "    (E.EV_TILT, 0, 0, E.S_TILT),  # S.TILT")
+    # What it means to the round: RoundMachine.handle.
+    edit(copy, "sicbo/roundmachine.py",
+         "        else:\n            self._not_now()\n        return self.ncmd\n",
+         "        elif ev == E.EV_TILT:\n"
+         "            # Between the shake and the bell the dice may have moved.\n"
+         "            self._rec(R.J_ALARM, E.R_TILT)\n"
+         "            if st == E.ST_SHAKING or st == E.ST_OPEN:\n"
+         "                self._stop_shaker()\n"
+         "                self._void(E.V_TAMPER)\n"
+         "            else:\n"
+         "                self._lamps()\n"
+         "            self._show(E.R_TILT)\n"
+         "        else:\n            self._not_now()\n        return self.ncmd\n")
+    return sensor
+
+
+def test_a_new_sensor_reaches_the_round_from_the_input_table(tmp_path):
+    copy = firmware_copy(tmp_path)
+    sensor = add_tilt_sensor(copy)
+    # A new alarm message widens the range the J_ALARM check allows.
+    write_tables(copy)
+    # The board files: the test rig's board wires it (GPIO4, active high).
+    rig = copy_tree(LOGIC, tmp_path / "logic")
+    edit(rig, "appkit.py", '"key_face_6": 0,\n}', '"key_face_6": 0, "tilt": 4,\n}')
+    edit(rig, "appkit.py", '"clasp_right", "shake")', '"clasp_right", "shake", "tilt")')
+    on_copy(copy, """
+        import json
+
+        import controller
+        from appkit import Table, reboot
+
+        from sicbo import board, config, logtext
+        from sicbo import events as E
+        from sicbo import records as R
+        from sicbo import signals as S
+
+        assert S.INPUT_SIGNALS[S.TILT] == "tilt" and S.COUNT == S.TILT + 1 == len(S.INPUT_SIGNALS)
+        assert E.S_TILT == %d
+        k = 4 * S.TILT
+        assert tuple(controller.INPUTS[k:k + 4]) == (E.EV_TILT, 0, 0, E.S_TILT)
+        # A board file without it is refused, naming it.
+        with open(%r) as f:
+            try:
+                board.parse_board(json.load(f))
+            except config.ConfigError as e:
+                assert "inputs.tilt" in str(e), e
+            else:
+                raise AssertionError("a board without the tilt switch was accepted")
+
+        t = Table()
+        t.open_round()
+        assert t.state() == E.ST_OPEN
+        seq = t.m.seq
+        events = t.ctl.events
+        t.set("tilt", 1)
+        t.run(60)
+        assert t.ctl.events == events + 1
+        new = [r for r in t.journal() if r.seq > seq]
+        assert [r.type for r in new] == [R.J_ALARM, R.J_VOID], new
+        assert new[0].p(0) == E.R_TILT and new[1].p(0) == E.V_TAMPER, new
+        assert t.state() == E.ST_IDLE and "ALARM" in t.lit() and "VOID" in t.lit(), t.lit()
+        assert "table tilted" in logtext.journal_line(new[0])
+        t.set("tilt", 0)
+        t.run(60)
+        assert t.ctl.events == events + 1  # it acts when it reads 1 only
+        # Its faults are reported under its sensor id, by name.
+        seq = t.m.seq
+        for i in range(30):
+            t.set("tilt", 1 - i %% 2)
+            t.run(2)
+        t.set("tilt", 0)
+        t.run(10)
+        alarms = [r for r in t.journal() if r.seq > seq and r.type == R.J_ALARM]
+        assert [(r.p(0), r.p(1)) for r in alarms] == [(E.R_SENSOR_FAULT, E.S_TILT)], alarms
+        assert t.m.faults == 1 << E.S_TILT
+        assert logtext.message_text(E.R_SENSOR_FAULT, E.S_TILT).endswith(": tilt")
+        # The next boot replays the new alarm without damage.
+        t2 = reboot(t)
+        assert t2.m.damaged == 0 and R.J_DAMAGE not in t2.types()
+        t2.close()
+        """ % (sensor, os.path.join(REPO, "board_config", "boards", "virtual.json")), rig=rig)
+
+
+def test_a_sensor_id_of_16_is_refused_where_the_input_table_is_built(tmp_path):
+    copy = firmware_copy(tmp_path)
+    sensor = add_tilt_sensor(copy)
+    edit(copy, "sicbo/events.py", "S_TILT = const(%d)" % sensor, "S_TILT = const(16)")
+    on_copy(copy, """
+        try:
+            import controller  # noqa: F401
+        except ValueError as e:
+            assert "sensor id 16 is not below 16" in str(e), e
+        else:
+            raise AssertionError("a sensor id of 16 was taken")
+        """)
