@@ -106,10 +106,11 @@ def tool(copy, *args, ok=True):
     return r.returncode, r.stdout + r.stderr
 
 
-def on_copy(copy, script, rig=LOGIC):
+def on_copy(copy, script, rig=LOGIC, host=REPO):
     """script in a fresh CPython whose firmware is the copy, with the test rig
-    (tests/logic, or an edited copy of it) and sim/ on the path, as
-    tests/conftest.py sets them up; its output. It fails on any exception."""
+    (tests/logic, or an edited copy of it), sim/ and the host tools (host:
+    the folder of host_tools) on the path, as tests/conftest.py sets them
+    up; its output. It fails on any exception."""
     prelude = textwrap.dedent("""\
         import sys
         sys.path.insert(0, %r)
@@ -118,7 +119,7 @@ def on_copy(copy, script, rig=LOGIC):
             sys.path.insert(0, p)
         import sicbo
         assert sicbo.__file__.startswith(%r), sicbo.__file__
-        """ % (REPO, SIM, rig, copy))
+        """ % (host, SIM, rig, copy))
     r = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(script)], cwd=REPO,
                        env=env_of(copy), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -264,6 +265,34 @@ def test_a_new_periodic_task_is_called_watched_and_journaled_when_it_raises(tmp_
         """)
 
 
+def test_a_task_beyond_the_watchdogs_room_is_refused_where_the_tasks_are_built(tmp_path):
+    copy = firmware_copy(tmp_path)
+    text = read(copy, "controller.py")
+    start = text.index("TASKS = (\n")
+    rows = text[start:text.index("\n)\n", start)].count("\n    (")
+    extra = "".join('    ("spare%d", 10, Controller.poll),\n' % k for k in range(9 - rows))
+    insert_before_close(copy, "controller.py", "TASKS = (", "\n)\n", extra)
+    on_copy(copy, """
+        from hw.watchdog import Watchdog
+
+        wd = Watchdog(object())
+        for k in range(8):
+            wd.register("task%d" % k, 1000, 0)
+        try:
+            wd.register("task8", 1000, 0)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("the watchdog took a ninth task")
+        try:
+            import controller  # noqa: F401
+        except ValueError as e:
+            assert str(e) == "9 tasks: the watchdog watches at most 8", e
+        else:
+            raise AssertionError("a ninth task was taken")
+        """)
+
+
 # ---- A sensor ----------------------------------------------------------------------
 
 
@@ -386,4 +415,215 @@ def test_a_sensor_id_of_16_is_refused_where_the_input_table_is_built(tmp_path):
             assert "sensor id 16 is not below 16" in str(e), e
         else:
             raise AssertionError("a sensor id of 16 was taken")
+        """)
+
+
+# ---- A bet area --------------------------------------------------------------------
+
+
+def add_straight_areas(copy):
+    """A kind of bet, the straight (three numbers in a row; the lowest
+    named: STRAIGHT_1 .. STRAIGHT_4, 30 to 1), in sicbo/areas.py: its kind,
+    parameters, legal odds and hits()."""
+    rel = "sicbo/areas.py"
+    text = read(copy, rel)
+    four = re.search(r"^FOUR = const\((\d+)\).*$", text, re.M)
+    edit(copy, rel, four.group(0) + "\n", "%s\nSTRAIGHT = const(%d)  # three numbers in a row\n"
+         % (four.group(0), int(four.group(1)) + 1))
+    insert_before_close(copy, rel, "KIND_NAMES = (", "\n)\n", '    "Straight",')
+    odds = re.search(r"^_KIND_ODDS = \((.*)\)$", text, re.M)
+    edit(copy, rel, odds.group(0), "_KIND_ODDS = (%s, 30)" % odds.group(1))
+    count = re.search(r"^AREA_COUNT_2004 = const\((\d+)\)", text, re.M)
+    edit(copy, rel, count.group(0), "AREA_COUNT_2004 = const(%d)" % (int(count.group(1)) + 4))
+    edit(copy, rel, "    return bytes(kinds), bytes(params)\n",
+         "    for a in range(1, 5):\n        add(STRAIGHT, a)\n"
+         "    return bytes(kinds), bytes(params)\n")
+    prefix = re.search(r"^_PREFIX = \((.*?)\)$", text, re.M | re.S)
+    edit(copy, rel, prefix.group(0), prefix.group(0)[:-1] + ', "STRAIGHT")')
+    numbers = re.search(r'^_NUMBERS = b"(.*)"$', text, re.M)
+    edit(copy, rel, numbers.group(0), numbers.group(0)[:-1] + '\\x01"')
+    edit(copy, rel, '    raise ValueError("unknown area kind")',
+         "    if kind == STRAIGHT:\n"
+         "        return 1 if (_count(a, d1, d2, d3) == 1 and _count(a + 1, d1, d2, d3) == 1\n"
+         "                     and _count(a + 2, d1, d2, d3) == 1) else 0\n"
+         '    raise ValueError("unknown area kind")')
+
+
+def test_a_new_bet_area_settles_lights_its_lamp_and_is_drawn(tmp_path):
+    copy = firmware_copy(tmp_path)
+    add_straight_areas(copy)
+    # host_tools/layout_svg.py's cloth: a strip of them (in a copy of the host
+    # tools, which take the copy's firmware from SICBO_DEVICE_DIR).
+    host = tmp_path / "host"
+    copy_tree(os.path.join(REPO, "host_tools"), host / "host_tools")
+    edit(str(host), "host_tools/layout_svg.py", '        self.label(y + 12, "SINGLE NUMBERS")\n',
+         "        if self.edition == areas.EDITION_2004:\n"
+         '            self.label(y + 12, "STRAIGHTS: THREE NUMBERS IN A ROW")\n'
+         "            y += 18\n"
+         "            straights = [areas.code(i) for i in range(areas.AREA_COUNT_2004)\n"
+         "                         if areas.kind_of(i) == areas.STRAIGHT]\n"
+         "            self.strip(y, 66, straights, lambda code: self._faces(\n"
+         "                code, tuple(range(int(code[-1]), int(code[-1]) + 3))))\n"
+         "            y += 66 + 10\n"
+         '        self.label(y + 12, "SINGLE NUMBERS")\n')
+    on_copy(copy, """
+        import host_tools
+        from appkit import AREAS, Table, table_dict
+
+        from host_tools import layout_svg
+        from sicbo import areas, config
+        from sicbo import events as E
+
+        assert host_tools.__file__.startswith(%r), host_tools.__file__
+        i = areas.index_of("STRAIGHT_2")
+        assert i >= 0 and areas.code(i) == "STRAIGHT_2" and areas.base_odds(i) == 30
+        assert areas.KIND_NAMES[areas.kind_of(i)] == "Straight"
+        hits = [areas.hits(i, *d) for d in ((2, 3, 4), (4, 2, 3), (2, 3, 3), (1, 2, 3),
+                                            (3, 4, 5), (2, 4, 4))]
+        assert hits == [1, 1, 0, 0, 0, 0], hits
+        # Not an area of the 2003 edition.
+        try:
+            config.parse_table(table_dict(edition=2003, offered=["STRAIGHT_2"],
+                                          lamp_order=["STRAIGHT_2"], triple_kills=[]))
+        except config.ConfigError as e:
+            assert "not in the 2003 edition" in str(e), e
+        else:
+            raise AssertionError("a 2003 table offered STRAIGHT_2")
+
+        # The table file: offered, with its lamp segment.
+        order = ["PLACE_BETS", "ALARM", "VOID", "PAYING"] + AREAS + ["STRAIGHT_2"]
+        t = Table(table=table_dict(offered=AREAS + ["STRAIGHT_2"], lamp_order=order))
+        assert (i, 30) in t.table.winning_areas(4, 2, 3)
+        assert i not in [a for a, _odds in t.table.winning_areas(3, 4, 5)]
+        t.to_result()
+        t.enter(4, 2, 3)
+        assert t.state() == E.ST_PAYING and "STRAIGHT_2" in t.lit(), t.lit()
+        t.press("key_payout")
+        assert t.m.meters.as_dict(t.table)["wins"]["STRAIGHT_2"] == 1
+        t.to_result()
+        t.enter(3, 4, 5)
+        assert t.state() == E.ST_PAYING and "STRAIGHT_2" not in t.lit(), t.lit()
+        t.press("key_payout")
+        assert t.m.meters.as_dict(t.table)["wins"]["STRAIGHT_2"] == 1
+        svg = layout_svg.render(t.cfg, t.table, (2, 3, 4))
+        assert 'id="area-STRAIGHT_2" data-area="STRAIGHT_2" data-lit="1"' in svg
+        assert 'id="area-STRAIGHT_3" data-area="STRAIGHT_3" data-lit="0" data-offered="0"' in svg
+        t.close()
+        """ % str(host), host=str(host))
+
+
+# ---- A lamp driver -----------------------------------------------------------------
+
+GPIO_LAMPS = '''
+
+class GpioLamps:
+    """GpioLamps(pins, row_bytes): one output Pin a channel (a small table's
+    lamps driven directly); channels beyond the pins are not shown."""
+
+    def __init__(self, pins, row_bytes):
+        if row_bytes <= 0:
+            raise ValueError("row_bytes must be > 0")
+        self._pins = pins
+        self.row_bytes = row_bytes
+        self.frames = 0
+        self.write(bytearray(row_bytes))
+
+    def write(self, frame):
+        if len(frame) != self.row_bytes:
+            raise ValueError("lamp frame has %d bytes, expected %d" % (len(frame), self.row_bytes))
+        last = self.row_bytes - 1
+        pins = self._pins
+        for c in range(len(pins)):
+            pins[c].value((frame[last - (c >> 3)] >> (c & 7)) & 1)
+        self.frames += 1
+'''
+
+
+def add_gpio_lamps(copy):
+    """A lamp bus "gpio" (one output pin a channel): the class in hw/lamps.py,
+    chosen in hw/build.lamps from the board file's lamps.bus, validated in
+    sicbo/board.py (its fields, and a table with more channels than pins
+    refused, as a WS2812 strip with fewer LEDs is)."""
+    write(copy, "hw/lamps.py", read(copy, "hw/lamps.py") + GPIO_LAMPS)
+    edit(copy, "hw/build.py", "    from neopixel import NeoPixel\n",
+         '    if lb["bus"] == "gpio":\n'
+         "        from hw.lamps import GpioLamps\n\n"
+         '        return GpioLamps([Pin(p, Pin.OUT, value=0) for p in lb["pins"]], row_bytes)\n'
+         "    from neopixel import NeoPixel\n")
+    rel = "sicbo/board.py"
+    edit(copy, rel, 'LAMP_BUSES = ("hc595", "neopixel")',
+         'LAMP_BUSES = ("hc595", "neopixel", "gpio")')
+    edit(copy, rel, '    _known(obj, "lamps", _NEOPIXEL_FIELDS)\n',
+         '    if bus == "gpio":\n'
+         '        _known(obj, "lamps", ("bus", "pins"))\n'
+         '        wired = obj.get("pins")\n'
+         "        if not isinstance(wired, list) or not wired:\n"
+         '            raise ConfigError("lamps.pins", "must be a list of GPIO numbers, one a '
+         'lamp channel")\n'
+         '        return {"bus": bus, "pins": [pins.take("lamps.pins[%d]" % k, wired[k], True)\n'
+         "                                     for k in range(len(wired))]}\n"
+         '    _known(obj, "lamps", _NEOPIXEL_FIELDS)\n')
+    neopixel = '    if lamps.get("bus") == "neopixel" and lamps["count"] < len(cfg.lamp_order):'
+    edit(copy, rel, neopixel,
+         '    if lamps.get("bus") == "gpio" and len(lamps["pins"]) < len(cfg.lamp_order):\n'
+         '        raise ConfigError("lamps.pins", "%d pins for the table\'s %d lamp channels"\n'
+         '                          % (len(lamps["pins"]), len(cfg.lamp_order)))\n'
+         + neopixel)
+
+
+def test_a_new_lamp_driver_shows_the_round_on_its_pins(tmp_path):
+    copy = firmware_copy(tmp_path)
+    add_gpio_lamps(copy)
+    on_copy(copy, """
+        import machine
+        from appkit import Table, board_dict, table_dict
+
+        from sicbo import board as B
+        from sicbo import config
+        from sicbo import events as E
+
+        def refusal(lamps):
+            b = board_dict()
+            b["lamps"] = lamps
+            try:
+                B.parse_board(b)
+            except config.ConfigError as e:
+                return str(e)
+            raise AssertionError("accepted: %r" % (lamps,))
+
+        assert "lamps.pins" in refusal({"bus": "gpio"})
+        assert "lamps.pins[1]" in refusal({"bus": "gpio", "pins": [4, 25]})  # the solenoid's
+        assert "lamps.sck" in refusal({"bus": "gpio", "pins": [4], "sck": 18})
+
+        # A small table on six pins (the reader's UART freed for two of them).
+        pins = [4, 16, 17, 18, 19, 23]
+        b = board_dict()
+        del b["reader"]
+        b["lamps"] = {"bus": "gpio", "pins": pins}
+        order = ["PLACE_BETS", "ALARM", "VOID", "PAYING", "SMALL", "BIG"]
+        small = table_dict(offered=["SMALL", "BIG"], lamp_order=order)
+        try:
+            wider = config.parse_table(dict(small, lamp_order=order + [None]))
+            B.check_table(B.parse_board(b), wider)
+        except config.ConfigError as e:
+            assert "6 pins for the table's 7 lamp channels" in str(e), e
+        else:
+            raise AssertionError("a table of more channels than pins was accepted")
+
+        def lit():
+            return [order[c] for c in range(len(pins)) if machine.sim_output(pins[c])]
+
+        t = Table(board=b, table=small)
+        assert type(t.hw.lamps).__name__ == "GpioLamps"
+        assert lit() == [], lit()
+        t.open_round()
+        assert lit() == ["PLACE_BETS"], lit()
+        t.press("key_bell")
+        t.set("cover", 0)
+        t.run(60)
+        t.enter(1, 2, 3)
+        assert t.state() == E.ST_PAYING and lit() == ["PAYING", "SMALL"], lit()
+        t.press("key_payout")
+        assert lit() == [], lit()
+        t.close()
         """)
