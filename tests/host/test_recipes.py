@@ -404,6 +404,109 @@ def test_a_new_sensor_reaches_the_round_from_the_input_table(tmp_path):
         """ % (sensor, os.path.join(REPO, "board_config", "boards", "virtual.json")), rig=rig)
 
 
+def add_dome_lock_level(copy, rig):
+    """The sensor recipe for a level the round keeps: the dome's lock (1 =
+    locked), below LEVELS (the keys after it renumbered); no round starts
+    unless it is locked (a refusal of its own)."""
+    rel = "sicbo/signals.py"
+    text = read(copy, rel)
+    levels = int(re.search(r"^LEVELS = const\((\d+)\)", text, re.M).group(1))
+    count = int(re.search(r"^COUNT = const\((\d+)\)", text, re.M).group(1))
+    keys = re.findall(r"^(KEY_\w+ = const\((\d+)\))", text, re.M)
+    assert keys and min(int(n) for _line, n in keys) == levels, "the keys follow the levels"
+    for line, n in keys:
+        edit(copy, rel, line, line.replace("(%s)" % n, "(%d)" % (int(n) + 1)))
+    edit(copy, rel, "# The dealer's keys:",
+         "DOME_LOCK = const(%d)  # 1 = the dome's lock engaged\n# The dealer's keys:" % levels)
+    edit(copy, rel, "LEVELS = const(%d)" % levels, "LEVELS = const(%d)" % (levels + 1))
+    edit(copy, rel, "COUNT = const(%d)" % count, "COUNT = const(%d)" % (count + 1))
+    edit(copy, rel, '"supervisor",', '"supervisor", "dome_lock",')
+    add_const(copy, "sicbo/events.py", "EV_", "EV_LOCK_ON", "the dome locked")
+    add_const(copy, "sicbo/events.py", "EV_", "EV_LOCK_OFF", "the dome unlocked")
+    sensor = add_const(copy, "sicbo/events.py", "S_", "S_DOME_LOCK", "the dome's lock")
+    add_last(copy, "sicbo/events.py", "R_", "R_DOME_UNLOCKED", "no shaking unless locked")
+    insert_before_close(copy, "sicbo/texts.py", "_TEXTS = (", "\n)\n",
+                        '    "refused: no shaking unless the dome is locked\\n"  # R_DOME_UNLOCKED')
+    insert_before_close(copy, "sicbo/texts.py", "_CODES = bytes((", "\n))\n",
+                        "    E.R_DOME_UNLOCKED,")
+    text = read(copy, "sicbo/texts.py")
+    names = re.search(r"^SENSOR_NAMES = \((.*?)\)", text, re.M | re.S)
+    assert names.group(1).count('"') == 2 * sensor, "SENSOR_NAMES is not by sensor id"
+    edit(copy, "sicbo/texts.py", names.group(0), names.group(0)[:-1] + ', "dome_lock")')
+    edit(copy, "controller.py", "  # S.SUPERVISOR\n",
+         "  # S.SUPERVISOR\n    (E.EV_LOCK_ON, E.EV_LOCK_OFF, 0, E.S_DOME_LOCK),  # S.DOME_LOCK\n")
+    rel = "sicbo/roundmachine.py"
+    edit(copy, rel, "        elif ev == E.EV_VOID:\n",
+         "        elif ev == E.EV_LOCK_ON or ev == E.EV_LOCK_OFF:\n"
+         "            self.levels[S.DOME_LOCK] = 1 if ev == E.EV_LOCK_ON else 0\n"
+         "        elif ev == E.EV_VOID:\n")
+    edit(copy, rel, "            else:\n                self._start()\n",
+         "            elif not lv[S.DOME_LOCK]:\n"
+         "                self._refuse(E.R_DOME_UNLOCKED)\n"
+         "            else:\n                self._start()\n")
+    edit(rig, "appkit.py", '"key_face_6": 0,\n}', '"key_face_6": 0, "dome_lock": 4,\n}')
+    edit(rig, "appkit.py", '"clasp_right", "shake")', '"clasp_right", "shake", "dome_lock")')
+
+
+def test_a_new_level_is_kept_by_the_round_and_read_again_at_boot(tmp_path):
+    copy = firmware_copy(tmp_path)
+    rig = copy_tree(LOGIC, tmp_path / "logic")
+    add_dome_lock_level(copy, rig)
+    write_tables(copy)
+    on_copy(copy, """
+        import controller
+        from appkit import Table, reboot
+
+        from sicbo import events as E
+        from sicbo import records as R
+        from sicbo import signals as S
+
+        assert S.INPUT_SIGNALS[S.DOME_LOCK] == "dome_lock" and S.DOME_LOCK < S.LEVELS
+        assert S.INPUT_SIGNALS[S.KEY_CONFIRM] == "key_confirm"  # the keys moved along
+        k = 4 * S.DOME_LOCK
+        assert tuple(controller.INPUTS[k:k + 4]) == (E.EV_LOCK_ON, E.EV_LOCK_OFF, 0,
+                                                     E.S_DOME_LOCK)
+
+        def refusals(t, seq):
+            return [r.p(0) for r in t.journal() if r.seq > seq and r.type == R.J_REFUSED]
+
+        t = Table()
+        t.close_dome()
+        seq = t.m.seq
+        t.press("shake")
+        assert t.state() == E.ST_IDLE and refusals(t, seq) == [E.R_DOME_UNLOCKED]
+        t.set("dome_lock", 1)
+        t.run(60)
+        assert t.m.levels[S.DOME_LOCK] == 1
+        t.press("shake")
+        t.run(2000)
+        assert t.state() == E.ST_OPEN
+        t.press("key_bell")
+        t.set("cover", 0)
+        t.run(60)
+        t.enter(1, 2, 3)  # the keys, renumbered, still act
+        assert t.state() == E.ST_PAYING
+        t.press("key_payout")
+        assert t.state() == E.ST_IDLE
+        # A boot reads the level as it is now: still locked, the next round starts.
+        t2 = reboot(t)
+        assert t2.m.damaged == 0 and t2.m.levels[S.DOME_LOCK] == 1, (t2.m.damaged, t2.m.levels)
+        seq = t2.m.seq
+        t2.play(4, 5, 6)
+        assert refusals(t2, seq) == [], refusals(t2, seq)
+        # Unlocked while the table was off: refused after the next boot.
+        t2.set("dome_lock", 0)
+        t3 = reboot(t2)
+        assert t3.m.levels[S.DOME_LOCK] == 0 and t3.state() == E.ST_IDLE, (t3.m.levels, t3.state())
+        t3.close_dome()
+        seq = t3.m.seq
+        t3.press("shake")
+        assert t3.state() == E.ST_IDLE, t3.state()
+        assert refusals(t3, seq) == [E.R_DOME_UNLOCKED], refusals(t3, seq)
+        t3.close()
+        """, rig=rig)
+
+
 def test_a_sensor_id_of_16_is_refused_where_the_input_table_is_built(tmp_path):
     copy = firmware_copy(tmp_path)
     sensor = add_tilt_sensor(copy)
