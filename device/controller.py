@@ -38,6 +38,7 @@ READER_MS = const(20)
 WATCHDOG_FEED_MS = const(500)
 TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
 _MAX_SENSORS = const(16)  # sensor ids: a bit each in RoundState.faults
+_MAX_TASKS = const(8)  # hw.watchdog.Watchdog's max_tasks: every task is watched
 _LINK_IDLE_MS = const(1000)  # the link task's pass without a link
 _LINK_RETRY_MS = const(60000)  # the link could not be made (out of memory): tried again
 _L_MEMORY = const(11)  # link.client's L_MEMORY, L_ERROR (docs/floor.md)
@@ -395,13 +396,15 @@ class Controller:
 # The periodic tasks of the running table: (name, period in ms, pass). Each
 # pass takes (controller, now) and may return the ms until it is worth
 # calling again; each task reports to the watchdog after every pass. A new
-# task is a row here.
+# task is a row here (at most _MAX_TASKS of them).
 TASKS = (
     ("inputs", POLL_MS, Controller.poll),
     ("actuators", POLL_MS, Controller.actuators),
     ("reader", READER_MS, Controller.read_reader),
     ("link", POLL_MS, Controller.link_pass),
 )
+if len(TASKS) > _MAX_TASKS:
+    raise ValueError("%d tasks: the watchdog watches at most %d" % (len(TASKS), _MAX_TASKS))
 
 current = None  # the running Controller, for a technician at the REPL
 

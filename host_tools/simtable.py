@@ -37,9 +37,6 @@ RESET_NAMES = {1: "power-on", 2: "hard", 3: "watchdog", 4: "deep-sleep", 5: "sof
 WDT_GRACE_S = 0.5  # the table's watchdog runs out this long after the board's
 PWRON_RESET = 1
 FLOAT = 2
-INPUT_SIGNALS = ("cover", "clasp_left", "clasp_right", "shake", "supervisor", "key_bell",
-                 "key_void", "key_payout", "key_confirm", "key_face_1", "key_face_2",
-                 "key_face_3", "key_face_4", "key_face_5", "key_face_6")
 OPS = ("ping", "signals", "set", "press", "release", "reader", "state", "lamps", "outputs",
        "events", "next_reset_cause", "power_cut", "power_on", "network_down", "network_up")
 # Ops that call into the virtual board (which may call back into the table):
