@@ -148,10 +148,13 @@ def check_payload(t, length, b, p):
     part."""
     if not R.J_BOOT <= t <= R.J_LAST:
         return E.BAD_TYPE
-    if t == R.J_METERS:
-        # Its length only: meters.Meters.load checks the rest.
-        return 0 if length >= R.MIN_LEN + R.METERS_HEAD else E.BAD_LENGTH
-    if length != R.REC_LEN:
+    least = VARLEN[t]
+    if least:
+        # A payload that is not fixed (J_METERS: meters.Meters.load checks
+        # the rest): its least length, then the fields it always has.
+        if length < R.MIN_LEN + least:
+            return E.BAD_LENGTH
+    elif length != R.REC_LEN:
         return E.BAD_LENGTH
     for k in range(5 * CHECK_AT[t], 5 * CHECK_AT[t + 1], 5):
         lo = CHECKS[k + 2]

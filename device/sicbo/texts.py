@@ -86,7 +86,7 @@ DAMAGE_NAMES = ("?", "unknown record type", "bad length for its type", "dice not
                 "round id out of order", "not possible in the round's state")
 SENSOR_NAMES = ("?", "cover", "clasp_left", "clasp_right", "shake", "keys", "supervisor",
                 "reader", "solenoid")
-DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared")
+DIAG_NAMES = ("?", "solenoid test", "bell test", "lamp walk", "fault cleared", "sensors read")
 # machine.reset_cause() (J_BOOT p0): the ESP32's constants, which sim/machine.py
 # uses too (PWRON_RESET 1 .. SOFT_RESET 5); 0 when the boot was not given one.
 RESET_NAMES = ("?", "power-on", "hard reset", "watchdog reset", "deep-sleep wake",
@@ -94,6 +94,11 @@ RESET_NAMES = ("?", "power-on", "hard reset", "watchdog reset", "deep-sleep wake
 # Where a contained fault happened (E.F_*) and what it was (E.K_*): J_FAULT p0, p1.
 FAULT_STAGES = ("?", "files", "journal", "hardware", "resume", "task", "watchdog", "start")
 FAULT_KINDS = ("?", "MemoryError", "OSError", "ValueError", "other exception")
+# Where the app was when it was stopped into the REPL (J_REPL), what code a
+# deploy installed (J_DEPLOY), what a code check hashed (J_VERIFY).
+STOP_NAMES = ("?", "table running", "start-up")
+CODE_KIND_NAMES = ("?", "deployed files", "frozen firmware")
+CHECK_NAMES = ("?", "code files", "code files and partition")
 SHAKER_NAMES = ("solenoid", "electric", "manual")
 SOURCE_NAMES = ("dealer", "supervisor")
 POLICY_NAMES = ("bets stay", "players choose")
