@@ -270,8 +270,8 @@ class SimTableSource:
 
 def table_source(port, passwords, ids, **kw):
     """The tables that feed the browser tests' floor (see the module doc):
-    simulated tables now; virtual boards with the floor link take their
-    place here, with the same methods."""
+    simulated tables, many at once and fast; the same checks against a
+    virtual board running the firmware: test_floor_web_vboard.py."""
     return SimTableSource(port, passwords, ids, **kw)
 
 
