@@ -165,7 +165,8 @@ class Faults:
         lamps = self.lamps
         if lamps is None and self.hw is not None:
             lamps = self.hw.lamps
-        why = None
+        why = ""
+        err = None
         try:
             if self.frame is None or (lamps is None and self.board is None):
                 why = "no lamp layout yet: the fault came before the files were read"
@@ -177,12 +178,11 @@ class Faults:
                 lamps.write(self.frame)
                 return True
         except Exception as e:  # noqa: BLE001
-            why = e
+            err = e
         try:
-            if isinstance(why, str):
-                self.log("sicbo: fault lamps not lit: " + why)
-            else:
-                self.log("sicbo: fault lamps not lit: %s %s" % (type(why).__name__, why))
+            if err is not None:
+                why = "%s %s" % (type(err).__name__, err)
+            self.log("sicbo: fault lamps not lit: " + why)
         except Exception:  # noqa: BLE001
             pass
         return False
