@@ -236,6 +236,7 @@ def stage_hardware(faults, board, table, ticks_ms):
     gc.collect()  # the adapters' objects fill the holes from the bottom too
     build.build(board, table.row_bytes, ticks_ms=ticks_ms, watchdog=False, hw=hw)
     faults.lamps = hw.lamps
+    faults.board = None  # the lamps exist: the running table keeps no board file here
     hw.all_off()
     memory.forget(_BUILDERS)
     return hw
