@@ -38,7 +38,8 @@ class _Context:
         self.journal_dir = journal_dir
         self.fault_file = fault_file
         self._files = None  # (board, cfg) or the refusal's text
-        self._table = None
+        self._board = None  # the board file alone, or why not, when the pair is refused
+        self._table = None  # the settlement table, or why there is none
         self.switches = None
         self.outputs = {}  # adapter name -> adapter (hw/)
 
@@ -51,17 +52,46 @@ class _Context:
             raise _Refused(self._files)
         return self._files
 
+    def drop(self):
+        """Let go of what was made (made again when next needed)."""
+        self._files = self._board = self._table = self.switches = None
+        self.outputs = {}
+
+    def board(self):
+        """The board file: the pair's when they are accepted, else parsed
+        alone (a refused table file leaves the sensors readable); raise
+        _Refused when the board file itself is refused."""
+        try:
+            return self.files()[0]
+        except _Refused:
+            if self._board is None:
+                self._board = _read_board(self.board_path)
+            if isinstance(self._board, str):
+                raise
+            return self._board
+
     def table(self):
-        """The settlement table, or None when the files are refused."""
+        """The settlement table, or None when the files are refused or it
+        cannot be made (a damaged sicbo/settle file): the journal is read
+        without it."""
         if self._table is None:
             try:
                 _board, cfg = self.files()
-            except _Refused:
-                return None
-            from sicbo.settle import SettlementTable
+                from sicbo.settle import SettlementTable
 
-            self._table = SettlementTable(cfg)
-        return self._table
+                self._table = SettlementTable(cfg)
+            except _Refused as e:
+                self._table = str(e)
+            except MemoryError:
+                raise
+            except Exception as e:  # noqa: BLE001 - a damaged code file: say it, read on
+                self._table = "cannot make the settlement table: %s %s" % (
+                    type(e).__name__, e)
+        return None if isinstance(self._table, str) else self._table
+
+    def no_table(self):
+        """Why there is no settlement table (after table() gave None)."""
+        return self._table if isinstance(self._table, str) else "files refused"
 
     def state(self):
         """The round as the journal leaves it (a RoundState: no configuration
@@ -81,7 +111,7 @@ class _Context:
     def inputs(self):
         """The switch bank, built alone from the board file."""
         if self.switches is None:
-            board, _cfg = self.files()
+            board = self.board()
             from hw import inputs
 
             self.switches = inputs.make_switches(board)
@@ -106,8 +136,14 @@ def _read_files(board_path, table_path):
     import memory
 
     try:
-        config = tablefiles.config_id(board_path, table_path)
-        got = tablefiles.cached(board_path, config)
+        got = None
+        try:
+            config = tablefiles.config_id(board_path, table_path)
+            got = tablefiles.cached(board_path, config)
+        except MemoryError:
+            raise
+        except Exception:  # noqa: BLE001 - no usable cache (or its code damaged): parse
+            pass
         if got is None:
             got = tablefiles.parse(board_path, table_path)
         return got
@@ -117,6 +153,22 @@ def _read_files(board_path, table_path):
         return "cannot read %s or %s: %s %s" % (board_path, table_path, type(e).__name__, e)
     finally:
         memory.forget(tablefiles.PARSERS)  # their code is not needed again here
+
+
+def _read_board(board_path):
+    """The board file alone, or the text of why it is refused."""
+    import memory
+
+    try:
+        from sicbo import board as boardfile
+
+        return boardfile.parse_board(tablefiles.read_json(board_path))
+    except (OSError, ValueError) as e:
+        if hasattr(e, "field"):
+            return "board file refused: %s" % e
+        return "cannot read %s: %s %s" % (board_path, type(e).__name__, e)
+    finally:
+        memory.forget(tablefiles.PARSERS)
 
 
 def _rtc():
@@ -147,7 +199,12 @@ def _c():
 
 def _guard(name, fn, *args):
     # A command that cannot do its part says why in one line: a technician at
-    # a board in trouble needs the rest of diag, not a traceback.
+    # a board in trouble needs the rest of diag, not a traceback. What it
+    # loaded (modules, the files read, the adapters) is let go after it: the
+    # next command has the heap that this one had.
+    import sys
+
+    before = list(sys.modules)
     try:
         return fn(*args)
     except _Refused as e:
@@ -158,7 +215,21 @@ def _guard(name, fn, *args):
               % (name, gc.mem_free()))
     except Exception as e:  # noqa: BLE001 - see above
         print("%s: failed: %s %s" % (name, type(e).__name__, e))
+    finally:
+        _let_go(before)
     return None
+
+
+def _let_go(before):
+    """Forget the modules loaded since `before` and the context's parts."""
+    import sys
+
+    import memory
+
+    if _ctx is not None:
+        _ctx.drop()
+    memory.forget([n for n in sys.modules if n not in before])
+    gc.collect()
 
 
 def help():
@@ -365,7 +436,7 @@ def _sensors():
     from hw.inputs import where
 
     c = _c()
-    board, _cfg = c.files()
+    board = c.board()
     sw = c.inputs()
     c.record(E.D_SENSORS)
     _settle(sw)
@@ -498,7 +569,7 @@ def _recall_cmd(n):
         return
     table = c.table()
     if table is None:
-        print("(files refused: winning areas not shown)")
+        print("(%s: winning areas not shown)" % c.no_table())
     print("%6s %-8s %-7s %-19s %s" % ("round", "status", "dice", "when (UTC)", "winning areas"))
     for r in rounds:
         print(_round_line(r, table))
@@ -549,11 +620,14 @@ def _meters():
              for i in range(1, len(reasons)) if reasons[i]]
     print("%-12s %s" % ("voids by", ", ".join(voids) if voids else "none"))
     if table is None:
-        print("(files refused: wins per area not shown)")
-    if wins:
+        print("(%s: wins per area not shown)" % c.no_table())
+    won = [code for code in wins if wins[code]]
+    if table is not None and not won:
+        print("%-12s none" % "wins")
+    if won:
         print("wins per area (paid rounds):")
         line = ""
-        for code in sorted(wins, key=lambda x: -wins[x]):
+        for code in sorted(won, key=lambda x: -wins[x]):
             cell = "%-14s %5d" % (code, wins[code])
             if len(line) + len(cell) > 76:
                 print("  " + line)

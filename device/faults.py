@@ -81,6 +81,7 @@ class Faults:
         self.hw = None  # the adapters, once built (hw.Hardware: all_off())
         self.lamps = None  # a lamp driver (write(frame)), once made
         self.frame = None  # the fault pattern for it (set_table)
+        self.board = None  # the board file, once read: the lamps can be made from it
         self.journal = None  # once the journal is open: journal(stage, kind, detail, late)
 
     def set_table(self, table):
@@ -157,22 +158,34 @@ class Faults:
         return n
 
     def lamps_on(self):
-        """The fault pattern on the lamps, if a lamp driver and its frame exist;
-        False (and why, on the log) if not."""
+        """The fault pattern on the lamps: through the adapters' lamp driver,
+        or one made here from the board file alone (the hardware stage may
+        have failed before it made one); False, and why on the log, when
+        they cannot be lit."""
         lamps = self.lamps
         if lamps is None and self.hw is not None:
             lamps = self.hw.lamps
-        if lamps is None or self.frame is None:
-            return False
+        why = ""
+        err = None
         try:
-            lamps.write(self.frame)
-            return True
+            if self.frame is None or (lamps is None and self.board is None):
+                why = "no lamp layout yet: the fault came before the files were read"
+            else:
+                if lamps is None:
+                    from hw import build
+
+                    lamps = self.lamps = build.lamps(self.board, len(self.frame))
+                lamps.write(self.frame)
+                return True
         except Exception as e:  # noqa: BLE001
-            try:
-                self.log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
-            except Exception:  # noqa: BLE001
-                pass
-            return False
+            err = e
+        try:
+            if err is not None:
+                why = "%s %s" % (type(err).__name__, err)
+            self.log("sicbo: fault lamps not lit: " + why)
+        except Exception:  # noqa: BLE001
+            pass
+        return False
 
     def journal_pending(self, journal):
         """Journal the failed boots FAULT_FILE holds that no journal record

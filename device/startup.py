@@ -76,15 +76,19 @@ def stage_files(faults, board_path, table_path, say):
     the files were just checked and cached, or None (one line said) when
     they are refused."""
     faults.stage = E.F_FILES
+    _need(faults, "tablefiles")
     import tablefiles  # forgotten at the end of this stage
 
     try:
+        _need(faults, "sicbo.cache")
         config = tablefiles.config_id(board_path, table_path)
         got = tablefiles.cached(board_path, config)
         if got is None:
             # No cache of these files: parse them (the parsers are loaded only
             # for this), keep the result, and start again: the boot that runs
             # the table never has the parsers' garbage in its heap.
+            for name in tablefiles.PARSERS:
+                _need(faults, name)
             board, cfg = tablefiles.parse(board_path, table_path)
             # Said once per board file (the boot that checks it), not on every
             # boot: diag.status() counts them, sicbo deploy lists them.
@@ -99,10 +103,13 @@ def stage_files(faults, board_path, table_path, say):
         else:
             board, cfg = got
         del got
+        _need(faults, "sicbo.settle")
         from sicbo.settle import SettlementTable
 
         table = SettlementTable(cfg)
     except (OSError, ValueError) as e:
+        if faults.module is not None:
+            raise  # a code file that does not load: a fault, not the files refused
         # A ConfigError (the parsers') names its field; sicbo.errors is not
         # imported for the test: a boot with the cache never loads it.
         msg = str(e) if hasattr(e, "field") else "cannot read %s or %s: %r" % (
@@ -114,6 +121,7 @@ def stage_files(faults, board_path, table_path, say):
         memory.forget(("tablefiles",) + tablefiles.PARSERS)
     gc.collect()
     faults.set_table(table)
+    faults.board = board
     return board, cfg, table, config, _NONE
 
 
@@ -235,6 +243,7 @@ def stage_hardware(faults, board, table, ticks_ms):
     gc.collect()  # the adapters' objects fill the holes from the bottom too
     build.build(board, table.row_bytes, ticks_ms=ticks_ms, watchdog=False, hw=hw)
     faults.lamps = hw.lamps
+    faults.board = None  # the lamps exist: the running table keeps no board file here
     hw.all_off()
     memory.forget(_BUILDERS)
     return hw
@@ -388,5 +397,4 @@ def out_of_service(faults, n, text, board_path, table_path, log=print):
     except Exception as e:  # noqa: BLE001 - the lamps are a courtesy here
         log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
         return
-    if not faults.lamps_on():
-        log("sicbo: fault lamps not lit")
+    faults.lamps_on()  # or it says why not

@@ -46,6 +46,8 @@ def journal_line(rec, table=None):
                                            name_of(texts.FAULT_KINDS, rec.p(1), "kind"))
         if rec.p(2):
             extra += ", detail %d" % rec.p(2)
+        if rec.p(3):
+            extra += ", in an earlier boot (journaled late)"
     elif t == R.J_DIAG:
         extra = " " + name_of(texts.DIAG_NAMES, rec.p(R.P_TEST), "test")
         if rec.p(R.P_TEST) == E.D_CLEAR_FAULT:
