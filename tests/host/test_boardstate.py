@@ -17,7 +17,8 @@ from sicbo import events as E
 # Lines the board prints that say nothing of its state (notes beside one).
 NOT_STATES = ("board warning: ", "floor link not started: ", "see diag.status()",
               "fault lamps not lit", "cannot write ",
-              "RTC not set: journal records carry no wall-clock time")
+              "RTC not set: journal records carry no wall-clock time",
+              "provisioning ")  # the MAC chain's (chainfile.take)
 
 
 def _text(node):
