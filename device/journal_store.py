@@ -431,17 +431,18 @@ class JournalStore:
             self.chain_damaged = self.chain is None
         return self.chain
 
-    def chain_next(self, rs):
+    def chain_next(self, rs, buf=None):
         """Before a writer (the round machine, diag: a RoundState that read the
         journal) makes records: the chain caught up with the journal, and rs's
         sequence numbers moved past the chain's, should the key file be ahead
         of the journal (records lost after they were flushed): a key is never
-        asked to sign a number it has moved past."""
+        asked to sign a number it has moved past. buf: a read buffer for
+        catching up (read_buffer()), else one is made only if it must."""
         ch = self.open_chain()
         if ch is None:
             return
         if not ch.ready:
-            ch.catch_up(self, None, self._read_whole)
+            ch.catch_up(self, buf, self._read_whole)
         if ch.seq > rs.seq + 1:
             rs.seq = ch.seq - 1
 

@@ -18,7 +18,8 @@ from sicbo import events as E
 NOT_STATES = ("board warning: ", "floor link not started: ", "see diag.status()",
               "fault lamps not lit", "cannot write ",
               "RTC not set: journal records carry no wall-clock time",
-              "stopped into the REPL", "clock set, not journaled")
+              "stopped into the REPL", "clock set, not journaled",
+              "provisioning ")  # the MAC chain's (chainfile.take)
 
 
 def _text(node):

@@ -172,7 +172,7 @@ def _boot_and_write(folder):
     st = JournalStore(folder)
     rs = RoundState()
     st.boot(rs.feed, _BUF)
-    st.chain_next(rs)
+    st.chain_next(rs, _BUF)
     before = rs.seq
     assert st.chain.seq == rs.seq + 1  # never a number already used
     st.append(rs.encode_next(R.J_BOOT, bytes(8), 5, None))
