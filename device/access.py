@@ -140,9 +140,40 @@ def wall(now=None, rtc=None):
     return w.seconds(now)
 
 
+class _Taker:
+    # What chainfile.take needs of the running table, from outside it.
+    log = None
+
+    def __init__(self, store, rs, rtc):
+        self.store = store
+        self.m = rs
+        self.rtc = rtc
+
+    def seconds(self, now):
+        return wall(now, self.rtc)
+
+
+def _take_provisioning(store, rs, rtc):
+    # A provisioning left by `sicbo deploy --provision` is taken before the
+    # next record, whoever writes it: the deploy's own records come after
+    # the chain's first and are sealed, rather than before it unsigned.
+    from journal_store import PROVISION_NAME
+
+    try:
+        os.stat(store.folder + "/" + PROVISION_NAME)
+    except OSError:
+        return
+    from chainfile import take
+
+    t = _Taker(store, rs, rtc)
+    t.wall = t
+    take(t)
+
+
 def record(rtype, payload, journal_dir=None, rtc=None):
     """Journal one record of type rtype after the journal's last one; returns it."""
     store, rs = journal(journal_dir)
+    _take_provisioning(store, rs, rtc)
     store.chain_next(rs)  # numbered for the MAC chain's key (sicbo/chain.py)
     now = time.ticks_ms()
     rec = rs.encode_next(rtype, payload, now, wall(now, rtc))

@@ -34,7 +34,10 @@ def _access(j):
             (R.J_DEPLOY, bytes(deploy) + b"+main.py\n+sicbo/settle.mpy"),
             (R.J_VERIFY, bytes(verify) + b"inspector 7"),
             (R.J_CLOCK_MOVED, struct.pack("<II", w + 600, w)),
-            (R.J_RECOVERY, bytes((1, 0, 0, 0, 0, 0, 0, 0)))):
+            (R.J_RECOVERY, bytes((1, 0, 0, 0, 0, 0, 0, 0))),
+            # as a provisioning's record is laid out (the floor here holds
+            # no key store: its MAC chain is tests/host/test_chain*'s part)
+            (R.J_PROVISION, struct.pack("<II", 7, 0))):
         j.records.append(j.m.encode_next(t, payload, j.now, j._wall()))
     return len(R.ACCESS)
 
@@ -61,13 +64,15 @@ def test_the_floor_raises_and_lists_every_access(tmp_path, capsys):
     assert "+main.py +sicbo/settle.mpy" in texts[3]
     assert "by inspector 7" in texts[4]
     assert "recovery    confirm key held at power-on" in texts[6]
+    assert "provision" in texts[7]
     assert conn.execute("SELECT COUNT(*) FROM rounds").fetchone()[0] == 2
     assert conn.execute("SELECT COUNT(*) FROM records WHERE checked != 0").fetchone()[0] == 0
     conn.close()
     assert main(["floor", "access", "--db", db, "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)["access"]
     assert [x["type"] for x in listed] == ["repl", "clock", "diag", "deploy", "verify",
-                                           "clock_moved", "recovery"]
+                                           "clock_moved", "recovery", "provision"]
+    assert listed[7]["chain"] == 7 and listed[7]["previous"] == 0
     assert listed[1]["new_seconds"] - listed[1]["old_seconds"] == 60
     assert listed[3]["files"] == {"copied": ["main.py", "sicbo/settle.mpy"], "removed": []}
     assert listed[4]["by"] == "inspector 7" and listed[4]["items"] == 45
