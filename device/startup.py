@@ -24,7 +24,6 @@ import memory
 from micropython import const
 
 from sicbo import events as E
-from sicbo import records as R
 
 _NONE = const(0)
 _RESTART = const(1)  # the files were checked and cached: start again
@@ -151,65 +150,23 @@ def stage_journal(faults, board, cfg, table, journal_dir):
 
 
 def stage_link(faults, board, table, journal_dir, secrets, say):
-    """What the floor link (device/link) is made of, when the board file has
-    one: a list for link.outbox.made (its layout there), the secrets read
-    now. The link itself, its code and its buffers, is made by the link
-    task's first pass (Controller.link_pass), after the boot's peak and once
-    start-up's modules are forgotten. Secrets it cannot read leave the table
-    without a link (it plays on, and keeps the journal for the floor), said
-    in one line."""
-    fl = board.floor
-    if fl is None:
+    """What the floor link is made of, when the board file has one
+    (link.plan.made: the secrets read now), and the controller that runs
+    it loaded (link.table); None without a link. The link itself, its code
+    and its buffers, is made by the link task's first pass
+    (LinkedController.link_pass), after the boot's peak and once start-up's
+    modules are forgotten."""
+    if board.floor is None:
         return None
-    try:
-        tls = password = wifi = None
-        if fl["tls"]:
-            tls = (_secret(secrets, "ca.der"), _secret(secrets, "cert.der"),
-                   _secret(secrets, "key.der"))
-        else:
-            password = _secret(secrets, "password").strip()
-        if fl["wifi"] is not None:
-            wifi = _secret(secrets, "wifi").strip()
-    except (OSError, ValueError) as e:
-        say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
-        return None
-    largest = R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG + R.CRC_LEN
-    return [0, 0, fl, tls, password, wifi, largest, _code_hash(), journal_dir + "/acked"]
+    _need(faults, "link.plan")
+    from link.plan import made
 
-
-def _acked(path, last):
-    # The floor link's saved cursor (link.outbox.write_cursor's file: a
-    # decimal and a newline), for rotation from the boot on; not above the
-    # journal's last record (a journal that starts again).
-    try:
-        with open(path) as f:
-            v = int(f.read(16))
-    except (OSError, ValueError):
-        return 0
-    return v if 0 < v <= last else (last if v > last else 0)
-
-
-def _secret(folder, name):
-    with open(folder + "/" + name, "rb") as f:
-        return f.read()
-
-
-def _code_hash():
-    """The running code's identity (the first 16 hex digits of its sha256):
-    the frozen image's, or the deployed files' as sicbo deploy wrote it."""
-    try:
-        import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
-
-        return frozen_id.CODE_SHA256[:16]
-    except ImportError:
-        pass
-    try:
-        import json
-
-        with open("/manifest.json") as f:
-            return json.load(f).get("code_sha256", "")[:16]
-    except (OSError, ValueError, AttributeError):
-        return ""
+    plan = made(board, table, journal_dir, secrets, say)
+    del made
+    memory.forget(("link.plan",))
+    if plan is not None:
+        _need(faults, "link.table")
+    return plan
 
 
 def stage_hardware(faults, board, table, ticks_ms):
@@ -294,7 +251,10 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     plan = stage_link(faults, board, table, journal_dir,
                       board_path[:board_path.rfind("/") + 1] + "secrets", say)
     hw = stage_hardware(faults, board, table, ticks_ms)
-    from controller import Controller
+    if plan is None:
+        from controller import Controller
+    else:
+        from link.table import LinkedController as Controller
 
     from hw import WallClock
 
@@ -302,8 +262,9 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     stage_replay(faults, ctl, buf)
     del buf
     if plan is not None:
-        store.acked = _acked(plan[-1], store.last)
-        ctl.attach(plan)
+        from link.table import attach
+
+        attach(ctl, plan)
     if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
         return None, False
     # The state as its number (sicbo.events ST_*): its name would load texts.
