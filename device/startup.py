@@ -120,13 +120,16 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     _need(faults, "journal_store")
     from journal_store import JournalStore
 
-    if board.floor is not None:
+    if board.floor is None:
+        store = JournalStore(journal_dir)
+    else:
         # The journal is the floor's outbox: what the floor has not
         # acknowledged stays, up to the table file's budget.
-        store = JournalStore(journal_dir, backlog_bytes=cfg.backlog_rounds * _ROUND_BYTES,
-                             keep_when_full=cfg.when_full == "stop_new_rounds")
-    else:
-        store = JournalStore(journal_dir)
+        _need(faults, "link.source")
+        from link.source import OutboxStore
+
+        store = OutboxStore(journal_dir, backlog_bytes=cfg.backlog_rounds * _ROUND_BYTES,
+                            keep_when_full=cfg.when_full == "stop_new_rounds")
     buf = store.read_buffer()
     _need(faults, "sicbo.meters")
     _need(faults, "sicbo.roundmachine")
