@@ -179,9 +179,7 @@ def stage_hardware(faults, board, table, ticks_ms):
     from hw import Hardware
 
     hw = faults.hw = Hardware()
-    # hw.watchdog too, armed only at the end of start-up: its first import
-    # there, on the heap the replay fragmented, was the boot's failing one.
-    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.watchdog", "hw.build"):
+    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.build"):
         _need(faults, name)
     from hw import build
 
@@ -190,6 +188,10 @@ def stage_hardware(faults, board, table, ticks_ms):
     faults.lamps = hw.lamps
     hw.all_off()
     memory.forget(_BUILDERS)
+    # hw.watchdog, armed only at the end of start-up, loaded into the
+    # builders' room: not beside them at the boot's peak, and not first at
+    # resume, on the heap the replay fragmented (that import failed there).
+    _need(faults, "hw.watchdog")
     return hw
 
 
