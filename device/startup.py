@@ -7,8 +7,8 @@
 #             cached and a restart), the settlement table; the parsers dropped
 #   journal   the journal's read buffer, then every module and large object
 #             of the running table, while the heap is whole
-#   hardware  the adapters, all off (the lamps first: the fault pattern)
-#   replay    the journal through the one buffer, its garbage collected;
+#   replay    the journal through the one buffer, its garbage collected
+#   hardware  the adapters, all off (the lamps first: the fault pattern);
 #             faults of earlier boots journaled
 #   resume    the approval check (fails closed without a clock), the round
 #             resumed, the watchdog armed last
@@ -195,17 +195,15 @@ def stage_hardware(faults, board, table, ticks_ms):
     return hw
 
 
-def stage_replay(faults, ctl, buf):
+def stage_replay(faults, store, m, buf):
     """The journal replayed into the machine (its state and its meters)
-    through the one buffer; then the failed boots that FAULT_FILE holds and
-    the journal does not, journaled."""
+    through the one buffer, before the adapters: the buffer and the
+    replay's garbage are gone by the boot's peak (the adapters' builders
+    beside every module of the table)."""
     faults.stage = E.F_JOURNAL
-    store = ctl.store
-    store.boot(ctl.m.feed, buf)
+    store.boot(m.feed, buf)
     del buf
     gc.collect()
-    faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
-    faults.journal_pending(ctl.journal_fault)
 
 
 def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
@@ -255,6 +253,8 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
     plan = stage_link(faults, board, table, journal_dir,
                       board_path[:board_path.rfind("/") + 1] + "secrets", say)
+    stage_replay(faults, store, m, buf)
+    del buf
     hw = stage_hardware(faults, board, table, ticks_ms)
     if plan is None:
         from controller import Controller
@@ -264,8 +264,10 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
-    stage_replay(faults, ctl, buf)
-    del buf
+    # From now on a fault is journaled as it happens; then the failed boots
+    # that FAULT_FILE holds and the journal does not.
+    faults.journal = ctl.journal_fault
+    faults.journal_pending(ctl.journal_fault)
     if plan is not None:
         from link.table import attach
 
