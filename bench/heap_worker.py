@@ -37,7 +37,7 @@
 #   @linkdown <code> <detail>   the link lost its connection (device/link L_* code)
 #
 # With a floor link the table's link task runs too: the controller's link
-# pass (controller.link_pass) after the table's passes at every clock step,
+# pass (LinkedController.link_pass) after the table's passes at every clock step,
 # on the real clock (the broker and the floor service are real processes),
 # and one pass of the asyncio loop while the link opens its connection (its
 # opener task). Each power-on waits (real time, bounded) for the link to be
@@ -296,17 +296,16 @@ def main():
     link = None
     if ctl._plan is not None:
         # Every outage the controller journals (the link's, and its making's)
-        # said to the driver too; set on the class: the instance's attribute
-        # table stays as it is.
-        import controller
-
-        told = controller.Controller.link_down
+        # said to the driver too; set on the class (link.table's
+        # LinkedController): the instance's attribute table stays as it is.
+        cls = type(ctl)
+        told = cls.link_down
 
         def down(self, code, detail):
             print("@linkdown", code, detail)
             told(self, code, detail)
 
-        controller.Controller.link_down = down
+        cls.link_down = down
         link_pass(ctl)  # the link task's first pass makes the link (controller.link_pass)
         link = ctl.link
         if link is None:

@@ -11,7 +11,9 @@
 # also the outbox: the link task publishes what the controller journals and
 # takes one thing from the network, the floor's acknowledgement, which moves
 # its cursor (and lets rotation delete what the floor stored). Nothing it
-# receives reaches a round, a lamp or an output; its faults stay in it.
+# receives reaches a round, a lamp or an output; its faults stay in it. That
+# task's code is link/table.py's (LinkedController): loaded only for a board
+# file with a floor section.
 #
 # Order of every event: the machine decides, its journal records are written
 # and flushed, then its commands reach the hardware. A power cut between the
@@ -40,11 +42,6 @@ TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
 _MAX_SENSORS = const(16)  # sensor ids: a bit each in RoundState.faults
 _MAX_TASKS = const(8)  # hw.watchdog.Watchdog's max_tasks: every task is watched
 _LINK_IDLE_MS = const(1000)  # the link task's pass without a link
-_LINK_RETRY_MS = const(60000)  # the link could not be made (out of memory): tried again
-_L_MEMORY = const(11)  # link.client's L_MEMORY, L_ERROR (docs/floor.md)
-_L_ERROR = const(12)
-# The status the link publishes names the round's state (sicbo.events ST_*).
-_STATES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
 
 # The inputs, one row per signal in sicbo.signals order: the event when it
 # reads 1, the event when it reads 0 (0: none; keys act when pressed, their
@@ -120,8 +117,8 @@ class Controller:
         self.events = 0
         self._now = 0
         self.late_told = False  # a late task has been journaled (watch)
-        self.link = None  # the floor link (link.outbox.Link), once made
-        self._plan = None  # what it is made of until then (attach)
+        self.link = None  # the floor link (link.outbox.Link), once made (link.table)
+        self._plan = None  # what it is made of until then (LinkedController.attach)
         store.checkpoint = self.checkpoint  # heads each segment rotation opens
 
     # ---- the journal -------------------------------------------------------------
@@ -148,90 +145,10 @@ class Controller:
 
     # ---- the floor link -------------------------------------------------------
 
-    def attach(self, plan):
-        """The floor link to make (startup.stage_link's list): made by the
-        link task's first pass, so that its code and buffers load after the
-        boot's peak, into the heap start-up left."""
-        self._plan = plan
-
-    def _make_link(self, now):
-        # The link, its status and its outages; None while it cannot be made
-        # (a MemoryError: journaled once, tried again a minute later).
-        plan = self._plan
-        if plan is None or time.ticks_diff(now, plan[0]) < 0:
-            return None
-        try:
-            from link.outbox import made
-
-            link = made(self.store, plan)
-        except Exception as e:  # noqa: BLE001 - the link's fault, never the table's
-            plan[0] = time.ticks_add(now, _LINK_RETRY_MS)
-            if not plan[1]:
-                plan[1] = 1
-                self.link_down(_L_MEMORY if isinstance(e, MemoryError) else _L_ERROR, 0)
-            return None
-        self._plan = None  # its secrets go with it
-        self.link = link
-        link.status = self.floor_status
-        link.on_down = self.link_down
-        link.on_up = self.link_up
-        self.store.acked = link.cursor
-        return link
-
-    def link_down(self, fault, detail):
-        # Once per outage (the link tells it so): J_LINK down.
-        self._note(R.J_LINK, bytes((R.LINK_DOWN, fault, detail & 0xFF, (detail >> 8) & 0xFF,
-                                    0, 0, 0, 0)))
-
-    def link_up(self):
-        link = self.link
-        a = link.cursor if link is not None else 0
-        self._note(R.J_LINK, bytes((R.LINK_UP, 0, 0, 0, a & 0xFF, (a >> 8) & 0xFF,
-                                    (a >> 16) & 0xFF, a >> 24)))
-
-    def floor_status(self):
-        """The table's status for the floor (docs/floor.md), as JSON bytes."""
-        m = self.m
-        link = self.link
-        store = self.store
-        if link is None:
-            return b""
-        missing = ""
-        if link.skipped > link.cursor + 1:
-            missing = ', "missing": [[%d, %d]]' % (link.cursor + 1, link.skipped - 1)
-        return ('{"online": true, "code": "%s", "config": "%s", "round": %d, "state": "%s", '
-                '"boot": %d, "seq": %d, "oldest": %d, "acked": %d%s}' % (
-                    link.code, hexlify(m.config_id).decode(), m.round, _STATES[m.state],
-                    m.boot, store.last, store.oldest(), link.cursor, missing)).encode()
-
     def link_pass(self, now):
-        """The link task's pass: the link's own (its faults contained), then
-        what its cursor means for the journal's backlog."""
-        link = self.link
-        if link is None:
-            if self._plan is None:
-                return _LINK_IDLE_MS
-            link = self._make_link(now)
-            if link is None:
-                return _LINK_IDLE_MS
-        wait = link.tick(now)
-        store = self.store
-        if link.cursor != store.acked:
-            store.acked = link.cursor
-            if store.full:
-                # Acknowledged records may make room: rotation deletes them
-                # (a checkpoint heads the new segment) and says again.
-                store.rotate(self.m.open_seq)
-        self._backlog(now)
-        return wait
-
-    def _backlog(self, now):
-        store = self.store
-        state = E.BACKLOG_ROOM
-        if store.full:
-            state = E.BACKLOG_STOP if store.keep_when_full else E.BACKLOG_FULL
-        if state != self.m.backlog:
-            self.handle(E.EV_BACKLOG, state, now)
+        """The link task's pass: nothing without a floor link (the table
+        with one is a link.table.LinkedController, which makes and runs it)."""
+        return _LINK_IDLE_MS
 
     # ---- one event ---------------------------------------------------------------
 
@@ -401,7 +318,7 @@ TASKS = (
     ("inputs", POLL_MS, Controller.poll),
     ("actuators", POLL_MS, Controller.actuators),
     ("reader", READER_MS, Controller.read_reader),
-    ("link", POLL_MS, Controller.link_pass),
+    ("link", POLL_MS, lambda ctl, now: ctl.link_pass(now)),  # a LinkedController's own
 )
 if len(TASKS) > _MAX_TASKS:
     raise ValueError("%d tasks: the watchdog watches at most %d" % (len(TASKS), _MAX_TASKS))

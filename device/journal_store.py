@@ -13,7 +13,8 @@
 # and resets never push history out.
 #
 # With a floor link (docs/floor.md) the journal is also the outbox: the link
-# reads the records after its cursor (read_after), and rotation keeps every
+# reads the records after its cursor (link/source.py's OutboxStore, loaded
+# only for a table with a link: read_after), and rotation keeps every
 # record the floor has not acknowledged (`acked`), up to `backlog_bytes` of
 # journal; past it the table's policy decides: keep playing (the oldest
 # unacknowledged records go, `lost` says up to which; the floor sees the
@@ -100,9 +101,6 @@ class JournalStore:
         self.full = False  # the backlog is at its budget (unacknowledged records kept)
         self.lost = 0  # unacknowledged records deleted up to this sequence number
         self.last = 0  # the highest sequence number held
-        # read_after's place: after sequence number [0], segment [1] at offset [2]
-        self._at = [-1, -1, 0]
-        self._rf = None  # and that segment open
         try:
             os.mkdir(folder)
         except OSError:
@@ -300,104 +298,6 @@ class JournalStore:
             self.deleted += 1
             newest -= 1
 
-    def last_seq(self):
-        return self.last
-
-    def oldest(self):
-        """The first sequence number the journal holds (0: none yet)."""
-        for s in self.segs:
-            if s[1] > 0:
-                return s[1]
-        return 0
-
-    # ---- the outbox -----------------------------------------------------------
-
-    def read_after(self, seq, buf, limit):
-        """Whole records with sequence numbers above seq, in journal order and
-        increasing, copied into buf[0:n]: as many as fit in `limit` bytes,
-        but always the first one (len(buf) is at least the largest record).
-        Returns n (0: none). Damage and records rotated away are skipped;
-        the place it stopped is kept, so that the next call for what follows
-        reads on from there (the floor link's, device/link/outbox.py)."""
-        at = self._at
-        if seq != at[0] or not self._holds(at[1]):
-            self._start(seq)
-        size = len(buf)
-        while True:
-            if self._rf is None and at[1] >= 0:
-                try:
-                    self._rf = open(self.path(at[1]), "rb")
-                except OSError:
-                    pass  # rotated away: the next segment
-            got = 0
-            if self._rf is not None:
-                self._rf.seek(at[2])
-                got = self._rf.readinto(buf) or 0
-            if not got:
-                nxt = -1
-                for s in self.segs:
-                    if s[0] > at[1]:
-                        nxt = s[0]
-                        break
-                self._close_reader()  # reopened next time: what is appended since
-                if nxt < 0:
-                    return 0
-                at[1] = nxt
-                at[2] = 0
-                continue
-            # Skip what is not a record after seq: older records, damage.
-            o = 0
-            while o < got:
-                k = valid_at(buf, o, got)
-                if k:
-                    if u32(buf, o + R.OFF_SEQ) > seq:
-                        break
-                    o += k
-                elif o and got == size:
-                    break  # perhaps a record cut by the buffer's end: read from it
-                else:
-                    o += 1
-            if o:
-                at[2] += o
-                continue  # read again, that record first in buf
-            out = 0
-            last = seq
-            while out < got:
-                k = valid_at(buf, out, got)
-                if not k or (out and out + k > limit):
-                    break
-                s = u32(buf, out + R.OFF_SEQ)
-                if s <= last:
-                    break
-                last = s
-                out += k
-            at[2] += out
-            at[0] = last
-            return out
-
-    def _holds(self, n):
-        for s in self.segs:
-            if s[0] == n:
-                return True
-        return False
-
-    def _start(self, seq):
-        # The newest segment whose first record is at or below seq + 1: the
-        # records after seq start there or later (else the oldest segment).
-        self._close_reader()
-        n = self.segs[0][0] if self.segs else -1
-        for s in self.segs:
-            if 0 < s[1] <= seq + 1:
-                n = s[0]
-        self._at[0] = seq
-        self._at[1] = n
-        self._at[2] = 0
-
-    def _close_reader(self):
-        if self._rf is not None:
-            self._rf.close()
-            self._rf = None
-
     def total_bytes(self):
         total = 0
         for s in self.segs:
@@ -408,7 +308,6 @@ class JournalStore:
         return total
 
     def close(self):
-        self._close_reader()
         if self.f is not None:
             self.f.close()
             self.f = None

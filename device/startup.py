@@ -7,8 +7,8 @@
 #             cached and a restart), the settlement table; the parsers dropped
 #   journal   the journal's read buffer, then every module and large object
 #             of the running table, while the heap is whole
-#   hardware  the adapters, all off (the lamps first: the fault pattern)
-#   replay    the journal through the one buffer, its garbage collected;
+#   replay    the journal through the one buffer, its garbage collected
+#   hardware  the adapters, all off (the lamps first: the fault pattern);
 #             a provisioning taken (the MAC chain, stage_chain); faults of
 #             earlier boots journaled
 #   resume    the approval check (fails closed without a clock), the round
@@ -134,13 +134,16 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     _need(faults, "journal_store")
     from journal_store import JournalStore
 
-    if board.floor is not None:
+    if board.floor is None:
+        store = JournalStore(journal_dir)
+    else:
         # The journal is the floor's outbox: what the floor has not
         # acknowledged stays, up to the table file's budget.
-        store = JournalStore(journal_dir, backlog_bytes=cfg.backlog_rounds * _ROUND_BYTES,
-                             keep_when_full=cfg.when_full == "stop_new_rounds")
-    else:
-        store = JournalStore(journal_dir)
+        _need(faults, "link.source")
+        from link.source import OutboxStore
+
+        store = OutboxStore(journal_dir, backlog_bytes=cfg.backlog_rounds * _ROUND_BYTES,
+                            keep_when_full=cfg.when_full == "stop_new_rounds")
     buf = store.read_buffer()
     _need(faults, "sicbo.meters")
     _need(faults, "sicbo.roundmachine")
@@ -164,67 +167,23 @@ def stage_journal(faults, board, cfg, table, journal_dir):
 
 
 def stage_link(faults, board, table, journal_dir, secrets, say):
-    """What the floor link (device/link) is made of, when the board file has
-    one: a list for link.outbox.made (its layout there), the secrets read
-    now. The link itself, its code and its buffers, is made by the link
-    task's first pass (Controller.link_pass), after the boot's peak and once
-    start-up's modules are forgotten. Secrets it cannot read leave the table
-    without a link (it plays on, and keeps the journal for the floor), said
-    in one line."""
-    fl = board.floor
-    if fl is None:
+    """What the floor link is made of, when the board file has one
+    (link.plan.made: the secrets read now), and the controller that runs
+    it loaded (link.table); None without a link. The link itself, its code
+    and its buffers, is made by the link task's first pass
+    (LinkedController.link_pass), after the boot's peak and once start-up's
+    modules are forgotten."""
+    if board.floor is None:
         return None
-    try:
-        tls = password = wifi = None
-        if fl["tls"]:
-            tls = (_secret(secrets, "ca.der"), _secret(secrets, "cert.der"),
-                   _secret(secrets, "key.der"))
-        else:
-            password = _secret(secrets, "password").strip()
-        if fl["wifi"] is not None:
-            wifi = _secret(secrets, "wifi").strip()
-    except (OSError, ValueError) as e:
-        say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
-        return None
-    # The table's largest record: a meters checkpoint, its chain tail and its MAC.
-    largest = (R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
-               + R.METERS_CHAIN + R.MAC_LEN + R.CRC_LEN)
-    return [0, 0, fl, tls, password, wifi, largest, _code_hash(), journal_dir + "/acked"]
+    _need(faults, "link.plan")
+    from link.plan import made
 
-
-def _acked(path, last):
-    # The floor link's saved cursor (link.outbox.write_cursor's file: a
-    # decimal and a newline), for rotation from the boot on; not above the
-    # journal's last record (a journal that starts again).
-    try:
-        with open(path) as f:
-            v = int(f.read(16))
-    except (OSError, ValueError):
-        return 0
-    return v if 0 < v <= last else (last if v > last else 0)
-
-
-def _secret(folder, name):
-    with open(folder + "/" + name, "rb") as f:
-        return f.read()
-
-
-def _code_hash():
-    """The running code's identity (the first 16 hex digits of its sha256):
-    the frozen image's, or the deployed files' as sicbo deploy wrote it."""
-    try:
-        import frozen_id  # type: ignore[import-not-found]  # in frozen firmware only
-
-        return frozen_id.CODE_SHA256[:16]
-    except ImportError:
-        pass
-    try:
-        import json
-
-        with open("/manifest.json") as f:
-            return json.load(f).get("code_sha256", "")[:16]
-    except (OSError, ValueError, AttributeError):
-        return ""
+    plan = made(board, table, journal_dir, secrets, say)
+    del made
+    memory.forget(("link.plan",))
+    if plan is not None:
+        _need(faults, "link.table")
+    return plan
 
 
 def stage_hardware(faults, board, table, ticks_ms):
@@ -234,9 +193,7 @@ def stage_hardware(faults, board, table, ticks_ms):
     from hw import Hardware
 
     hw = faults.hw = Hardware()
-    # hw.watchdog too, armed only at the end of start-up: its first import
-    # there, on the heap the replay fragmented, was the boot's failing one.
-    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.watchdog", "hw.build"):
+    for name in ("hw.lamps", "hw.switches", "hw.solenoid", "hw.bell", "hw.build"):
         _need(faults, name)
     from hw import build
 
@@ -246,24 +203,24 @@ def stage_hardware(faults, board, table, ticks_ms):
     faults.board = None  # the lamps exist: the running table keeps no board file here
     hw.all_off()
     memory.forget(_BUILDERS)
+    # hw.watchdog, armed only at the end of start-up, loaded into the
+    # builders' room: not beside them at the boot's peak, and not first at
+    # resume, on the heap the replay fragmented (that import failed there).
+    _need(faults, "hw.watchdog")
     return hw
 
 
-def stage_replay(faults, ctl, buf):
+def stage_replay(faults, store, m, buf):
     """The journal replayed into the machine (its state and its meters)
-    through the one buffer; then the failed boots that FAULT_FILE holds and
-    the journal does not, journaled. Returns the last wall-clock time the
+    through the one buffer, before the adapters: the buffer and the
+    replay's garbage are gone by the boot's peak (the adapters' builders
+    beside every module of the table). Returns the last wall-clock time the
     journal knows (stage_clock), None if none."""
     faults.stage = E.F_JOURNAL
-    store = ctl.store
-    store.boot(ctl.m.feed, buf)
+    store.boot(m.feed, buf)
     del buf
     gc.collect()
-    seen = ctl.m.config_wall  # before this boot's records carry the clock as it is now
-    stage_chain(ctl)
-    faults.journal = ctl.journal_fault  # from now on a fault is journaled as it happens
-    faults.journal_pending(ctl.journal_fault)
-    return seen
+    return m.config_wall  # before this boot's records carry the clock as it is now
 
 
 def stage_chain(ctl):
@@ -353,17 +310,26 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
     plan = stage_link(faults, board, table, journal_dir,
                       board_path[:board_path.rfind("/") + 1] + "secrets", say)
+    seen = stage_replay(faults, store, m, buf)
+    del buf
     hw = stage_hardware(faults, board, table, ticks_ms)
-    from controller import Controller
+    if plan is None:
+        from controller import Controller
+    else:
+        from link.table import LinkedController as Controller
 
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
-    seen = stage_replay(faults, ctl, buf)
-    del buf
+    stage_chain(ctl)
+    # From now on a fault is journaled as it happens; then the failed boots
+    # that FAULT_FILE holds and the journal does not.
+    faults.journal = ctl.journal_fault
+    faults.journal_pending(ctl.journal_fault)
     if plan is not None:
-        store.acked = _acked(plan[-1], store.last)
-        ctl.attach(plan)
+        from link.table import attach
+
+        attach(ctl, plan)
     if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
         return None, False
     stage_clock(ctl, seen, time.ticks_ms() if ticks_ms is None else ticks_ms())

@@ -7,8 +7,7 @@ import linkkit
 from link import client as C
 from link import mqtt
 from link.outbox import Link, read_cursor, write_cursor
-
-from journal_store import JournalStore
+from link.source import OutboxStore
 
 DIR = "/tmp/sicbo-test-outbox"
 
@@ -324,7 +323,7 @@ def _contained(exc, code, detail):
 
 
 def _store(name, n, segment_bytes=300):
-    st = JournalStore(_dir(name), segment_bytes=segment_bytes, max_segments=100)
+    st = OutboxStore(_dir(name), segment_bytes=segment_bytes, max_segments=100)
     st.boot(lambda piece: None)
     for seq in range(1, n + 1):
         st.append(linkkit.record(seq))
@@ -388,7 +387,7 @@ def test_the_store_reads_past_damage_and_rotated_segments():
     st2 = _store("rotated", 40)
     for n in st2.segments()[:3]:
         os.remove(st2.path(n))
-    st2 = JournalStore(st2.folder, segment_bytes=300, max_segments=100)  # as after rotation
+    st2 = OutboxStore(st2.folder, segment_bytes=300, max_segments=100)  # as after rotation
     src = st2
     n = src.read_after(0, buf, 1024)
     assert linkkit.seqs_of(buf[:n])[0] > 1
