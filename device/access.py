@@ -148,6 +148,7 @@ class _Taker:
         self.store = store
         self.m = rs
         self.rtc = rtc
+        self.wall = self  # take() asks ctl.wall.seconds(now)
 
     def seconds(self, now):
         return wall(now, self.rtc)
@@ -165,9 +166,7 @@ def _take_provisioning(store, rs, rtc):
         return
     from chainfile import take
 
-    t = _Taker(store, rs, rtc)
-    t.wall = t
-    take(t)
+    take(_Taker(store, rs, rtc))
 
 
 def record(rtype, payload, journal_dir=None, rtc=None):

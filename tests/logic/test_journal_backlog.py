@@ -5,7 +5,8 @@
 # unacknowledged records go and `lost` says up to which; stop taking new
 # rounds: they stay). And the round machine's side of it: the alarm raised
 # once per time at the budget, and no new round under the stop policy.
-from journal_store import JournalStore
+from link.source import OutboxStore as JournalStore  # the store of a table with a floor link
+
 from roundkit import Rig, rmdir, tmpdir
 from sicbo import events as E
 from sicbo import journal
