@@ -169,7 +169,9 @@ class Floor:
         self.floor.message("sicbo/s1/%s/%s" % (tid, kind), payload, self.now, out)
         self.floor.finish(out)
         store.write(self.conn, out, self.floor.feeds)
-        return [(a[4], a[6]) for a in out.alarms]
+        # the chain's verdicts; a provisioning's record is also listed as
+        # technician access (tests/host/test_access_floor.py)
+        return [(a[4], a[6]) for a in out.alarms if a[4] != "access"]
 
 
 def test_the_floor_verifies_each_record_as_it_stores_it(tmp_path):

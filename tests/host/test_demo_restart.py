@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from host_tools import REPO
+from host_tools import REPO, heaps
 from host_tools.commands.journal import Reading, segments
 from host_tools.rules import load_table
 from sicbo import events as E
@@ -207,7 +207,7 @@ def test_a_folder_a_virtual_board_runs_on_is_refused(tmp_path):
     from host_tools.vboard import VirtualBoard
 
     folder = str(tmp_path / "vb")
-    with VirtualBoard(folder, heap="110k"):
+    with VirtualBoard(folder, heap=heaps.HEAP_64_EQUIVALENT):
         r = subprocess.run(SICBO + ["demo", "--folder", folder], cwd=REPO, capture_output=True,
                            text=True, timeout=60)
     assert r.returncode == 2, r

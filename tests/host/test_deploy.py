@@ -18,7 +18,7 @@ import time
 
 import pytest
 
-from host_tools import DEVICE, REPO
+from host_tools import DEVICE, REPO, heaps
 from host_tools import deploy as dp
 from host_tools.vboard import RTC_FILE, SIM_DIR, VirtualBoard
 
@@ -37,8 +37,10 @@ print('sicbo: counting entry, round %d, state 0' % len(open('/starts.txt').read(
 
 @pytest.fixture(scope="module")
 def vb(tmp_path_factory):
-    # 110k: deploy's board-side code fits even half the ESP32-equivalent heap
-    with VirtualBoard(str(tmp_path_factory.mktemp("vb-deploy")), heap="110k") as board:
+    # the 64-bit port standing in for the board's heap (its simulated machine
+    # loaded first, as a board's C classes are there before the firmware)
+    with VirtualBoard(str(tmp_path_factory.mktemp("vb-deploy")),
+                      heap=heaps.HEAP_64_EQUIVALENT) as board:
         yield board
 
 
@@ -383,7 +385,7 @@ def frozen_image(folder, code):
 
 
 def frozen_board(folder, image):
-    vb = VirtualBoard(folder, heap="110k", frozen=image)
+    vb = VirtualBoard(folder, heap=heaps.HEAP_64_EQUIVALENT, frozen=image)
     vb.start()
     if vb.frozen_in:  # an interpreter with sim/ frozen in serves no frozen folder
         vb.stop()
@@ -395,7 +397,8 @@ def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
     folder = str(tmp_path / "vbf")
     code = dp.code_hash(device)
     compiled = sorted(rel for rel, _, c in dp.plan_sources(device) if c)
-    with VirtualBoard(folder, heap="110k") as vb:  # deployed code, before the image
+    # deployed code, before the image
+    with VirtualBoard(folder, heap=heaps.HEAP_64_EQUIVALENT) as vb:
         r = run_deploy(vb, device)
         assert r.kind == "deployed" and r.code == code
     # the frozen image built from the same tree: the code files would shadow it
@@ -444,7 +447,7 @@ def test_frozen_firmware_gets_the_configuration_only(tmp_path, device):
     finally:
         vb.stop()
     # stock MicroPython again: the code is deployed again
-    with VirtualBoard(folder, heap="110k") as vb:
+    with VirtualBoard(folder, heap=heaps.HEAP_64_EQUIVALENT) as vb:
         r = run_deploy(vb, device)
         assert r.kind == "deployed" and sorted(r.copied) == compiled
         assert assert_consistent(vb)["kind"] == "deployed"

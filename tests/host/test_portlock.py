@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from host_tools import REPO
+from host_tools import REPO, heaps
 from host_tools.portlock import PortBusy, PortLock, check_free, holder, lock_path
 from host_tools.vboard import VirtualBoard
 
@@ -77,7 +77,7 @@ def test_a_lock_names_its_holder_and_dies_with_it(tmp_path):
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
-    with VirtualBoard(str(tmp_path_factory.mktemp("vb-lock")), heap="110k") as vb:
+    with VirtualBoard(str(tmp_path_factory.mktemp("vb-lock")), heap=heaps.HEAP_64_EQUIVALENT) as vb:
         yield vb
 
 

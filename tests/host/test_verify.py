@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from host_tools import DEVICE, REPO
+from host_tools import DEVICE, REPO, heaps
 from host_tools import deploy as dp
 from host_tools.cli import build_parser, main
 from host_tools.commands import journal as jcmd
@@ -44,7 +44,8 @@ def device(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def vb(tmp_path_factory, device):
-    with VirtualBoard(str(tmp_path_factory.mktemp("vb-verify")), heap="110k") as board:
+    with VirtualBoard(str(tmp_path_factory.mktemp("vb-verify")),
+                      heap=heaps.HEAP_64_EQUIVALENT) as board:
         dp.deploy(board.port, BOARD, TABLE, device_dir=device, settle=0)
         _settled(board)
         yield board
@@ -262,7 +263,7 @@ def test_the_running_partition_of_a_frozen_image(tmp_path, device, capsys):
     other[100] ^= 0xFF  # one byte of a segment
     (tmp_path / "other.bin").write_bytes(bytes(other))
     image = frozen_image(str(tmp_path / "image"), dp.code_hash(device))
-    with VirtualBoard(str(tmp_path / "vbf"), heap="110k", frozen=image,
+    with VirtualBoard(str(tmp_path / "vbf"), heap=heaps.HEAP_64_EQUIVALENT, frozen=image,
                       partition=str(flashed)) as board:
         if board.frozen_in:
             pytest.skip("this interpreter has sim/ frozen in: no stand-in frozen image")
