@@ -22,9 +22,12 @@ def made(board, table, journal_dir, secrets, say):
     except (OSError, ValueError) as e:
         say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
         return None
-    # the table's largest record: a meters checkpoint, its chain tail and its MAC
-    largest = (R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
-               + R.METERS_CHAIN + R.MAC_LEN + R.CRC_LEN)
+    # The largest record the journal may hold: a deploy's or a code check's
+    # (their lists of files and who asked run to MAX_LEN), else a meters
+    # checkpoint with its chain tail and its MAC. A record larger than the
+    # outbox's buffer would be skipped, never sent.
+    largest = max(R.MAX_LEN, R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
+                  + R.METERS_CHAIN + R.MAC_LEN + R.CRC_LEN)
     return [0, 0, fl, tls, password, wifi, largest, _code_hash(), journal_dir + "/acked"]
 
 
