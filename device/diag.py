@@ -610,8 +610,14 @@ def _meters():
     from sicbo import logtext, texts
 
     c = _c()
-    table = c.table()
-    d = _recall(c).meters.as_dict(table)
+    meters = _recall(c).meters  # the journal first: it needs no configuration
+    try:
+        table = c.table()
+    except MemoryError:
+        # the counters still said; the wins per area need the table
+        table = None
+        c._table = "not enough memory for the settlement table"
+    d = meters.as_dict(table)
     wins = d.pop("wins", {})
     reasons = d.pop("void_reasons")
     for k in sorted(d):
@@ -650,7 +656,6 @@ def _journal(n):
     from sicbo.roundstate import RoundState
 
     c = _c()
-    table = c.table()
     state = RoundState()
     recs = []
 
@@ -662,6 +667,14 @@ def _journal(n):
 
     for data in c._store().read_all():
         state.scanner.walk(data, take)
+    # The settlement table (for a result's wins) only when a result is shown:
+    # a board in trouble may have no room for it, its boot and fault
+    # records still read.
+    table = None
+    for rec, code in recs:
+        if rec.type == R.J_RESULT and code <= 0:
+            table = c.table()
+            break
     for rec, code in recs:
         if code > 0:
             print("journal %6d round %5d DAMAGED (%s): %s, not used" % (
