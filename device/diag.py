@@ -83,7 +83,12 @@ class _Context:
             except _Refused as e:
                 self._table = str(e)
             except MemoryError:
-                raise
+                # a board in trouble: the journal is still read and said,
+                # without what needs the table (wins per area)
+                _board = cfg = None
+                gc.collect()
+                self._table = "not enough memory for the settlement table (%d bytes free)" % (
+                    gc.mem_free())
             except Exception as e:  # noqa: BLE001 - a damaged code file: say it, read on
                 self._table = "cannot make the settlement table: %s %s" % (
                     type(e).__name__, e)
@@ -610,13 +615,8 @@ def _meters():
     from sicbo import logtext, texts
 
     c = _c()
-    meters = _recall(c).meters  # the journal first: it needs no configuration
-    try:
-        table = c.table()
-    except MemoryError:
-        # the counters still said; the wins per area need the table
-        table = None
-        c._table = "not enough memory for the settlement table"
+    meters = _recall(c).meters
+    table = c.table()
     d = meters.as_dict(table)
     wins = d.pop("wins", {})
     reasons = d.pop("void_reasons")
