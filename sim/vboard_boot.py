@@ -52,15 +52,6 @@ def _vb_main():
     if frozen:
         sys.path.append("/.frozen")
     sys.argv[:] = []
-    # A board's machine classes are C, there before boot.py runs; the
-    # simulated ones load on first use (sim/machine.py): load them now, at
-    # the bottom of the heap, so that none is made in the middle of a boot
-    # (where the firmware's heap is at its fullest).
-    import machine
-
-    for name in ("Timer", "WDT", "SPI", "UART", "RTC", "PWM"):
-        getattr(machine, name)
-    del machine, name
 
     def run(name):
         try:
