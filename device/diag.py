@@ -229,11 +229,15 @@ def _let_go(before):
     """Forget the modules loaded since `before` and the context's parts."""
     import sys
 
-    import memory
-
     if _ctx is not None:
         _ctx.drop()
-    memory.forget([n for n in sys.modules if n not in before])
+    gc.collect()  # what the context held, first: the forgetting needs a little room
+    try:
+        import memory
+
+        memory.forget([n for n in sys.modules if n not in before])
+    except MemoryError:
+        pass  # the command said so; its modules stay until the board resets
     gc.collect()
 
 
