@@ -202,6 +202,7 @@ def stage_hardware(faults, board, table, ticks_ms):
     faults.lamps = hw.lamps
     faults.board = None  # the lamps exist: the running table keeps no board file here
     hw.all_off()
+    del build  # a live reference to the module's code would keep it all
     memory.forget(_BUILDERS)
     # hw.watchdog, armed only at the end of start-up, loaded into the
     # builders' room: not beside them at the boot's peak, and not first at
@@ -298,7 +299,9 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
         return None, True
     from hw.inputs import confirm_held
 
-    if confirm_held(board):  # the dealer's confirm key held at power-on
+    held = confirm_held(board)
+    del confirm_held  # or hw.inputs stays in the heap, forgotten or not
+    if held:  # the dealer's confirm key held at power-on
         say("sicbo: recovery mode (confirm key held at power-on): app not started")
         try:
             import access  # J_RECOVERY, after a replay; says why it could not
