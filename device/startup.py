@@ -36,39 +36,33 @@ _ROUND_BYTES = const(256)  # a round's journal (244 bytes measured) and its shar
 _CLOCK_SLACK = const(2)  # s: the RTC may read this much before the journal's last time
 
 # Start-up's own modules, forgotten once the table runs (the files' readers
-# and the adapters' builders go sooner, once done with).
+# and the adapters' builders, hw.build and hw.inputs, go sooner, once done
+# with).
 BOOT_MODULES = ("startup", "memory", "sicbo.approval")
-_BUILDERS = ("hw.build", "hw.inputs")
 
 
 def _need(faults, name):
     # Import a module of the running table now, named to the fault path: a
-    # damaged file is then named in the fault, not only the exception.
+    # damaged file is then named in the fault, not only the exception (the
+    # file it is loaded from on the board's filesystem, "/hw/bell.mpy"; none
+    # when it is frozen in). One function: every name start-up interns stays.
     faults.module = name
     gc.collect()  # the code fills the heap's holes from the bottom
     try:
         __import__(name)
     except BaseException:
-        path = _module_file(name)
-        if path is not None:
-            faults.module = "%s (%s)" % (name, path)
+        import os
+
+        base = "/" + name.replace(".", "/")
+        for path in (base + ".py", base + ".mpy", base + "/__init__.py", base + "/__init__.mpy"):
+            try:
+                os.stat(path)
+                faults.module = "%s (%s)" % (name, path)
+                break
+            except OSError:
+                pass
         raise
     faults.module = None
-
-
-def _module_file(name):
-    """The file a module is loaded from on the board's filesystem
-    ("/hw/bell.mpy"), or None (frozen in, or not there)."""
-    import os
-
-    base = "/" + name.replace(".", "/")
-    for path in (base + ".py", base + ".mpy", base + "/__init__.py", base + "/__init__.mpy"):
-        try:
-            os.stat(path)
-            return path
-        except OSError:
-            pass
-    return None
 
 
 def stage_files(faults, board_path, table_path, say):
@@ -202,7 +196,8 @@ def stage_hardware(faults, board, table, ticks_ms):
     faults.lamps = hw.lamps
     faults.board = None  # the lamps exist: the running table keeps no board file here
     hw.all_off()
-    memory.forget(_BUILDERS)
+    del build  # a live reference to the module's code would keep it all
+    memory.forget(("hw.build", "hw.inputs"))
     # hw.watchdog, armed only at the end of start-up, loaded into the
     # builders' room: not beside them at the boot's peak, and not first at
     # resume, on the heap the replay fragmented (that import failed there).
@@ -298,7 +293,9 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
         return None, True
     from hw.inputs import confirm_held
 
-    if confirm_held(board):  # the dealer's confirm key held at power-on
+    held = confirm_held(board)
+    del confirm_held  # or hw.inputs stays in the heap, forgotten or not
+    if held:  # the dealer's confirm key held at power-on
         say("sicbo: recovery mode (confirm key held at power-on): app not started")
         try:
             import access  # J_RECOVERY, after a replay; says why it could not

@@ -13,7 +13,8 @@ CACHE_NAME = "config.cache"  # beside the board file
 
 # The file parsers and what only they use: done with once the files are read
 # and the settlement table built (memory.forget).
-PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas", "sicbo.cache", "sicbo.errors")
+PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas", "sicbo.cache", "sicbo.cachetext",
+           "sicbo.errors")
 
 
 def read_json(path):

@@ -27,7 +27,6 @@ class Watchdog:
             raise ValueError("max_tasks must be > 0")
         self._wdt = wdt
         self._ticks = ticks_ms if ticks_ms is not None else default_ticks
-        self._max = max_tasks
         self._n = 0
         self._last = array("i", [0] * max_tasks)
         self._deadline = array("i", [0] * max_tasks)
@@ -37,7 +36,7 @@ class Watchdog:
 
     def register(self, name, deadline_ms, now=None):
         """Adds a task; returns its id. Its clock starts now."""
-        if self._n >= self._max:
+        if self._n >= len(self._names):
             raise ValueError("too many watched tasks")
         if deadline_ms <= 0:
             raise ValueError("deadline_ms must be > 0")

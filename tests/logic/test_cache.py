@@ -5,7 +5,7 @@
 import json
 import os
 
-from sicbo import FIRMWARE_VERSION, board, cache, config
+from sicbo import FIRMWARE_VERSION, board, cache, cachetext, config
 
 ID = b"\x01\x02\x03\x04\x05\x06"
 
@@ -60,7 +60,7 @@ def test_the_host_writes_the_same_text_as_the_board():
     # Piece by piece: the whole text at once is more than a board's heap
     # holds beside the parsers and the tests.
     with open(path, "rb") as f:
-        for p in cache.text_pieces(b, c, ID):
+        for p in cachetext.text_pieces(b, c, ID):
             e = p.encode()
             assert f.read(len(e)) == e, p
         assert f.read(1) == b""
@@ -71,9 +71,9 @@ def test_the_body_is_json_written_a_value_at_a_time():
     # of about 2 KiB): their text is json.dumps's, whole.
     b, c = _parsed()
     for v in ([1, [2, {"a": [3, "x\"y"], "b": None}]], {"bytes": [0, 255]}, [], {}, "s", True):
-        assert "".join(cache._json(v)) == json.dumps(v), v
+        assert "".join(cachetext._json(v)) == json.dumps(v), v
     # Only a string of the files (the board's description) is a long piece.
-    assert all(len(p) < 80 or p[0] == '"' for p in cache._pieces(b, c))
+    assert all(len(p) < 80 or p[0] == '"' for p in cachetext._pieces(b, c))
 
 
 def test_other_files_another_firmware_or_any_damage_is_refused():
