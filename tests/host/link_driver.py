@@ -74,8 +74,7 @@ async def main(cfg):
         import os
 
         from chainkit import started_key_file
-
-        from journal_store import JournalStore
+        from link.source import OutboxStore as JournalStore  # a linked table's store
 
         os.mkdir(cfg["journal_dir"])
         started_key_file(cfg["journal_dir"])
