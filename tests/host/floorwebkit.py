@@ -141,6 +141,13 @@ class Browser:
 # ---- a store fed without a broker ----------------------------------------------------------
 
 
+def streaming(browser):
+    """Until the page's live event stream is open."""
+    browser.wait(lambda: browser.js("return !!window.floorStream &&"
+                                    " window.floorStream.readyState === 1"),
+                 "the page's event stream open")
+
+
 def feed(db, journals, code="ab" * 32, online=True):
     """Feed the floor's ingest (the service's own, host_tools/floor/ingest.py)
     each table's journal and status, as one commit: {tid: TableJournal}."""

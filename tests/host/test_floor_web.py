@@ -19,6 +19,7 @@ from floorwebkit import (
     need_chromium,
     post,
     reading,
+    streaming,
     table_source,
 )
 from host_tools import REPO
@@ -79,12 +80,6 @@ def browser(floor):
     b = Browser()
     yield b
     b.quit()
-
-
-def streaming(browser):
-    browser.wait(lambda: browser.js("return !!window.floorStream &&"
-                                    " window.floorStream.readyState === 1"),
-                 "the page's event stream open")
 
 
 def last_round(src, tid):

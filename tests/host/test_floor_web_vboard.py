@@ -15,7 +15,7 @@ import pytest
 from floorsys import Site, Table, wait_delivered
 
 from floorkit import FloorProc, q, wait_for
-from floorwebkit import Browser, need_chromium, reading
+from floorwebkit import Browser, need_chromium, reading, streaming
 from host_tools import REPO
 from host_tools.broker import free_port
 from host_tools.commands import journal as jcmd
@@ -88,12 +88,6 @@ def browser(floor):
     b = Browser()
     yield b
     b.quit()
-
-
-def streaming(browser):
-    browser.wait(lambda: browser.js("return !!window.floorStream &&"
-                                    " window.floorStream.readyState === 1"),
-                 "the page's event stream open")
 
 
 def finished_rounds(table):
