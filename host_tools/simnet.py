@@ -161,7 +161,9 @@ class NetRelay:
                     held += data
                 else:
                     dst.sendall(data)
-        except OSError:
+        except (OSError, ValueError):
+            # ValueError: select() on a socket the other pump or _cut closed
+            # (its fd is -1): the pair is gone, this pump ends with it.
             pass
         for s in (src, dst):
             try:

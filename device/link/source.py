@@ -25,6 +25,26 @@ class OutboxStore(JournalStore):
                 return s[1]
         return 0
 
+    def judge_full(self):
+        """`full`, as rotation's prune last said it, judged again without
+        deleting anything: at start-up, once the floor's saved cursor is
+        known (link.table.attach), so that a table reset on a full backlog
+        follows its policy before its next rotation. Full: past the budget
+        with records the floor has not acknowledged in the oldest segment
+        (the stop policy keeps them), or, keeping on playing, records after
+        the cursor already deleted (`lost` says up to which)."""
+        segs = self.segs
+        full = False
+        if self.backlog_bytes:
+            first = self.oldest()
+            if not self.keep_when_full and first - 1 > self.acked:
+                full = True
+                self.lost = first - 1
+            elif len(segs) > 1 and (segs[1][1] <= 0 or segs[1][1] - 1 > self.acked):
+                full = self.total_bytes() > self.backlog_bytes
+        self.full = full
+        return full
+
     # ---- the outbox -----------------------------------------------------------
 
     def read_after(self, seq, buf, limit):

@@ -31,6 +31,7 @@ def attach(ctl, plan):
     after the boot's peak, into the heap start-up left."""
     store = ctl.store
     store.acked = _saved_cursor(plan[-1], store.last)
+    store.judge_full()
     ctl._plan = plan
 
 
@@ -108,6 +109,7 @@ class LinkedController(Controller):
                 return _LINK_IDLE_MS
             link = self._make_link(now)
             if link is None:
+                self._backlog(now)  # the policy holds while the link cannot be made
                 return _LINK_IDLE_MS
         wait = link.tick(now)
         store = self.store

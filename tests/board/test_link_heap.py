@@ -35,7 +35,7 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 import board_heap  # noqa: E402
 
 BOARD = os.path.join(REPO, "bench", "virtual-fast.json")
-ACK_TIMEOUT_S = 30  # generous: CI is a busy machine
+ACK_TIMEOUT_S = 120  # generous: CI is a busy machine
 
 
 def _need_mosquitto():
@@ -55,11 +55,6 @@ def _wait_stored(floor, last, b, mark, what):
         if top >= last:
             return n, top
         assert not b.console.failing(mark), b.console.explain(mark)
-        if time.monotonic() >= deadline:
-            from host_tools.commands import journal as J
-            for r in read_records(b.journal_dir)[-8:]:
-                print("DBG", r.seq, r.type, bytes(r.payload).hex() if hasattr(r,'payload') else r)
-            print("DBG floor log", open(floor.log_path).read()[-3000:])
         assert time.monotonic() < deadline, (
             "%s: the floor stored up to %d of the journal's %d within %d s: %s"
             % (what, top, last, ACK_TIMEOUT_S, b.console.explain(mark)))

@@ -124,6 +124,49 @@ def test_past_the_budget_stop_new_rounds_keeps_every_record():
     rmdir(d)
 
 
+def _reopened(d, keep_when_full, acked):
+    """The store as start-up opens it again after a reset: the journal read,
+    a new segment for the boot, then the floor's saved cursor
+    (link.table.attach) and the judgement of the backlog."""
+    st = JournalStore(d, segment_bytes=SEG, max_segments=2, backlog_bytes=BUDGET,
+                      keep_when_full=keep_when_full)
+    st.boot(lambda piece: None)
+    st.acked = acked
+    st.judge_full()
+    return st
+
+
+def test_a_reboot_on_a_full_backlog_is_full_before_its_next_rotation():
+    for keep in (True, False):
+        d, st = _store("backlog_reboot", keep_when_full=keep)
+        _append(st, 1, 44)
+        assert st.full, keep
+        held = _held(st)
+        st.close()
+        # Nothing acknowledged: full at once, and nothing deleted by the boot;
+        # keeping on playing, what rotation deleted is said lost again.
+        st = _reopened(d, keep, 0)
+        assert st.full and st.deleted == 0 and _held(st) == held, keep
+        assert st.lost == (0 if keep else held[0] - 1), (keep, st.lost, held[0])
+        st.close()
+        # What the floor has acknowledged leaves it within the budget once
+        # rotation deletes it: not full (rotation then makes the room).
+        st = _reopened(d, keep, held[-1])
+        assert not st.full, keep
+        st.rotate()
+        assert not st.full and st.total_bytes() <= BUDGET, keep
+        st.close()
+        rmdir(d)
+    # Within the budget: not full, though nothing is acknowledged.
+    d, st = _store("backlog_reboot_room")
+    _append(st, 1, 30)
+    st.close()
+    st = _reopened(d, False, 0)
+    assert not st.full and _held(st) == list(range(1, 31))
+    st.close()
+    rmdir(d)
+
+
 def _alarm(r, arg):
     assert r.types() == [R.J_ALARM], r.recs
     assert r.recs[0].p(R.P_CODE) == E.R_BACKLOG_FULL and r.recs[0].p(R.P_DETAIL) == arg
