@@ -12,6 +12,10 @@ MPY    := $(BIN)/micropython -X heapsize=110k
 # from MICROPYTHON_SRC, a MicroPython v1.28.0 source tree or tarball.
 MICROPYTHON_SRC ?=
 export MICROPYTHON_SRC
+# The host tests run in TEST_JOBS processes (pytest-xdist), each test file in
+# one of them: most of their time is spent waiting for a virtual board, a
+# broker or a browser, not computing.
+TEST_JOBS ?= 4
 VM32        := build/vm32/sim/micropython
 VM32_FROZEN := build/vm32/frozen/micropython
 
@@ -45,7 +49,7 @@ typecheck: setup
 	$(BIN)/mypy
 
 test-py: setup
-	$(BIN)/pytest tests --ignore=tests/board --durations=60
+	$(BIN)/pytest tests --ignore=tests/board -n $(TEST_JOBS) --dist loadfile --durations=60
 
 test-mp: setup
 	$(BIN)/python -m host_tools.mprun tests/logic

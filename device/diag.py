@@ -214,10 +214,12 @@ def _guard(name, fn, *args):
         return fn(*args)
     except _Refused as e:
         print("%s: not available: %s" % (name, e))
-    except MemoryError:
+    except MemoryError as e:
         gc.collect()
-        print("%s: not enough memory (%d bytes free): reset the board, then run diag first"
-              % (name, gc.mem_free()))
+        # MicroPython says the allocation that failed ("... allocating N
+        # bytes"): with the bytes free, whether the heap is short or in pieces.
+        print("%s: not enough memory (%s; %d bytes free): reset the board, then run diag first"
+              % (name, e, gc.mem_free()))
     except Exception as e:  # noqa: BLE001 - see above
         print("%s: failed: %s %s" % (name, type(e).__name__, e))
     finally:
@@ -266,7 +268,7 @@ def status():
 def _status():
     c = _c()
     n, entries = faults.read_file(c.fault_file)
-    running = _why_not(c, n, entries)
+    running, rs = _why_not(c, n, entries)
     print("running   " + running)
     if n:
         print("faults    %d failed boot%s in a row%s" % (
@@ -279,7 +281,10 @@ def _status():
             cfg.name, cfg.edition, cfg.approval["reference"], cfg.approval["effective"]))
     except _Refused as e:
         print("table     files refused: %s" % e)
-    _guard("journal", _status_journal, c)
+    _board = cfg = None  # not held through the sections below: the heap in one piece
+    gc.collect()
+    _guard("journal", _status_journal, c, rs)
+    rs = None
     _guard("sensors", _status_sensors, c)
     _guard("firmware", _status_firmware)
     s = _wall(time.ticks_ms())
@@ -299,28 +304,29 @@ def _status():
 
 def _why_not(c, n, entries):
     """Whether the table runs once the board is reset, and if not why and
-    what to do: the checks the boot makes, in its order."""
+    what to do: the checks the boot makes, in its order:
+    (text, the journal's RoundState when it was read, else None)"""
     if n >= E.MAX_FAILED_BOOTS:
         return ("no: OUT OF SERVICE after %d failed boots; mend the cause, then "
-                "diag.clear_fault() and machine.reset()" % n)
+                "diag.clear_fault() and machine.reset()" % n), None
     try:
         board, cfg = c.files()
     except _Refused as e:
-        return "no: %s; fix the file and sicbo deploy again" % e
+        return "no: %s; fix the file and sicbo deploy again" % e, None
     from hw.inputs import confirm_held
 
     if confirm_held(board):
-        return "no: recovery mode (the confirm key is held): release it and reset"
+        return "no: recovery mode (the confirm key is held): release it and reset", None
     from sicbo.approval import refusal
 
-    rs = c.state()
+    rs = c.state()  # read once: the journal's section says it too
     why = refusal(cfg, _wall(time.ticks_ms()), rs,
                   tablefiles.config_id(c.board_path, c.table_path))
     if why is not None:
-        return "no: %s" % why
+        return "no: %s" % why, rs
     if n:
-        return "yes, after %d failed boot%s (see faults below)" % (n, "" if n == 1 else "s")
-    return "yes: the app resumes round %d at machine.reset()" % rs.round
+        return "yes, after %d failed boot%s (see faults below)" % (n, "" if n == 1 else "s"), rs
+    return "yes: the app resumes round %d at machine.reset()" % rs.round, rs
 
 
 def _fault_line(entry):
@@ -331,10 +337,11 @@ def _fault_line(entry):
                          "" if journaled else " (not yet in the journal)")
 
 
-def _status_journal(c):
+def _status_journal(c, rs=None):
     from sicbo import logtext, texts
 
-    rs = c.state()
+    if rs is None:
+        rs = c.state()
     print("state     %-8s round %d  boot %d  journal seq %d" % (
         logtext.name_of(texts.STATE_NAMES, rs.state, "state", 0), rs.round, rs.boot, rs.seq))
     flags = []

@@ -18,6 +18,7 @@ status 1 on any failure.
 
 import argparse
 import concurrent.futures
+import fcntl
 import os
 import re
 import subprocess
@@ -52,7 +53,16 @@ def micropython():
 def compile_trees(build=BUILD):
     """mpy-cross every .py of TREES into build/, skipping up-to-date ones,
     as deploy compiles them for a board: constants folded (host_tools.constfold),
-    then mpy-cross with the board's options."""
+    then mpy-cross with the board's options. One process at a time (a lock
+    beside build/): the tests run in several processes, and one must not
+    import a .mpy another is writing."""
+    os.makedirs(build, exist_ok=True)
+    with open(os.path.join(os.path.dirname(build), ".mpy.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _compile_trees(build)
+
+
+def _compile_trees(build):
     jobs = []
     folded = os.path.join(REPO, "build", "folded")
     for tree in TREES:

@@ -417,7 +417,8 @@ def test_memory_low(rig):
     for c, text in got.items():
         for line in text.splitlines():
             if "memory" in line:
-                assert re.match(r"^\w+: not enough memory \(\d+ bytes free\): reset the "
+                assert re.match(r"^\w+: not enough memory \(memory allocation failed, "
+                                r"allocating \d+ bytes; \d+ bytes free\): reset the "
                                 r"board, then run diag first$", line), (c, text)
                 short += 1
     assert short, got  # the heap was short for something: else this tested nothing
