@@ -35,6 +35,7 @@ from host_tools.vboard import VirtualBoard
 from sicbo import events as E
 from sicbo import journal
 from sicbo import records as R
+from sicbo import texts
 
 BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
@@ -283,6 +284,7 @@ def _clear(rig) -> str:
 # A damaged code file loaded in each start-up stage (device/startup.py), and
 # the fault's stage as the board names it.
 STAGE_FILES = [
+    ("startup.mpy", "startup", E.F_START),  # start-up's own code, loaded before any stage
     ("sicbo/settle.mpy", "sicbo.settle", E.F_FILES),
     ("sicbo/roundmachine.mpy", "sicbo.roundmachine", E.F_JOURNAL),
     ("hw/solenoid.mpy", "hw.solenoid", E.F_HARDWARE),
@@ -309,8 +311,8 @@ def test_a_fault_contained_in_a_start_up_stage(rig, name, module, stage):
         named = [ln.strip() for ln in out.splitlines()
                  if where in ln and ln.startswith("          ")]
         assert len(named) == 3, out
-        assert all(ln.startswith("%s: stage %d " % (
-            ("files", "journal", "hardware")[stage - 1], stage)) for ln in named), named
+        assert all(ln.startswith("%s: stage %d " % (texts.FAULT_STAGES[stage], stage))
+                   for ln in named), named
         rig.repl()
     finally:
         _put_back(rig, name, good)
