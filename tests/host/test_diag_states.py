@@ -33,9 +33,8 @@ from host_tools.deploy import deploy
 from host_tools.simclient import TableClient
 from host_tools.vboard import VirtualBoard
 from sicbo import events as E
-from sicbo import journal
+from sicbo import journal, texts
 from sicbo import records as R
-from sicbo import texts
 
 BOARD = os.path.join(REPO, "board_config", "boards", "virtual.json")
 TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
