@@ -128,7 +128,10 @@ def test_a_tamper_on_the_virtual_table_is_held_until_a_named_user_acknowledges_i
     sel = '#alarms .alarm[data-table="%s"][data-kind="alarm"]' % TID
     browser.wait(lambda: browser.css(sel), "the virtual table's tamper alarm, live")
     aid = int(browser.attr(sel, "data-alarm"))
-    assert "cover" in browser.one(sel + " .text").text
+    # The dealer lets go of the clasps and lifts the cover at once: whichever
+    # the board's debounce passes first is the alarm (both void the round).
+    text = browser.one(sel + " .text").text
+    assert ("cover" in text or "clasp" in text) and "bell" in text and "void" in text, text
     # Not without signing in.
     browser.one("#alarm-%d input[name=note]" % aid).send_keys("no account")
     browser.one("#alarm-%d button" % aid).click()
