@@ -297,30 +297,10 @@ def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, 
         journal_dir = journal_dir or tablefiles.JOURNAL_DIR
         del tablefiles
         memory.forget(("tablefiles",))  # start-up reads the files with it, then drops it
-    n, text = faults.failed_boots()
-    try:
-        import startup
-    except BaseException:
-        # Start-up's own file damaged: named in the fault as start-up names
-        # the files it loads (startup._need), whichever of the two is there;
-        # and out of service without it after the failed boots allowed (else
-        # a boot loop: the out-of-service path is start-up's).
-        import os
-
-        for path in ("/startup.mpy", "/startup.py"):
-            try:
-                os.stat(path)
-                faults.module = "startup (%s)" % path
-                break
-            except OSError:
-                pass
-        if n >= E.MAX_FAILED_BOOTS:
-            log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off; "
-                "start-up cannot load, fault lamps not lit. See diag.status()." % (n, text))
-            return None, False
-        raise
+    import startup
 
     try:
+        n, text = faults.failed_boots()
         if n >= E.MAX_FAILED_BOOTS:
             startup.out_of_service(faults, n, text, board_path, table_path, log)
             return None, False
