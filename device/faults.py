@@ -97,6 +97,23 @@ class Faults:
             set_channel(frame, ch, 1)
         self.frame = frame
 
+    def load(self, name):
+        """The module `name`, imported now; a damaged file is named in the
+        fault with its path (bootfail.name_file)."""
+        self.module = name
+        try:
+            mod = __import__(name)
+        except BaseException as e:
+            try:
+                import bootfail
+
+                bootfail.name_file(self, name)
+            except BaseException:  # noqa: BLE001 - the fault is contained all the same
+                pass
+            raise e
+        self.module = None
+        return mod
+
     def failed_boots(self):
         """(count, text of the last) of the failed boots in a row, (0, "") if none."""
         n, entries = read_file(self.path)
@@ -280,7 +297,7 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
 
 
 def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None):
-    """The start-up (startup.open_table, or out of service after
+    """The start-up (startup.open_table; out of service, bootfail, after
     E.MAX_FAILED_BOOTS failed boots), then start-up's modules forgotten:
     (Controller or None, restart). A function of its own, so that when it
     returns no slot of a running frame holds any of start-up's objects: the
@@ -289,21 +306,26 @@ def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, 
     import machine
     import memory
 
-    if board_path is None or table_path is None or journal_dir is None:
-        import tablefiles
+    n, text = faults.failed_boots()
+    if n >= E.MAX_FAILED_BOOTS:
+        # Out of service without start-up or the files' reader: either file
+        # may be what failed the boots.
+        try:
+            import bootfail
 
+            bootfail.out_of_service(faults, n, text, board_path, table_path, log)
+        except Exception as e:  # noqa: BLE001 - out of service all the same
+            log("sicbo: OUT OF SERVICE: %s %s" % (type(e).__name__, e))
+        return None, False
+    if board_path is None or table_path is None or journal_dir is None:
+        tablefiles = faults.load("tablefiles")
         board_path = board_path or tablefiles.BOARD_FILE
         table_path = table_path or tablefiles.TABLE_FILE
         journal_dir = journal_dir or tablefiles.JOURNAL_DIR
         del tablefiles
         memory.forget(("tablefiles",))  # start-up reads the files with it, then drops it
-    import startup
-
+    startup = faults.load("startup")
     try:
-        n, text = faults.failed_boots()
-        if n >= E.MAX_FAILED_BOOTS:
-            startup.out_of_service(faults, n, text, board_path, table_path, log)
-            return None, False
         return startup.open_table(faults, board_path, table_path, journal_dir,
                                   cause=machine.reset_cause(), rtc=machine.RTC(),
                                   ticks_ms=ticks_ms, log=log)

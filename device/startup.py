@@ -42,27 +42,11 @@ BOOT_MODULES = ("startup", "memory", "sicbo.approval")
 
 
 def _need(faults, name):
-    # Import a module of the running table now, named to the fault path: a
-    # damaged file is then named in the fault, not only the exception (the
-    # file it is loaded from on the board's filesystem, "/hw/bell.mpy"; none
-    # when it is frozen in). One function: every name start-up interns stays.
-    faults.module = name
+    # Import a module of the running table now, named to the fault path (a
+    # damaged file is named with its path). One function: every name
+    # start-up interns stays.
     gc.collect()  # the code fills the heap's holes from the bottom
-    try:
-        __import__(name)
-    except BaseException:
-        import os
-
-        base = "/" + name.replace(".", "/")
-        for path in (base + ".py", base + ".mpy", base + "/__init__.py", base + "/__init__.mpy"):
-            try:
-                os.stat(path)
-                faults.module = "%s (%s)" % (name, path)
-                break
-            except OSError:
-                pass
-        raise
-    faults.module = None
+    faults.load(name)
 
 
 def stage_files(faults, board_path, table_path, say):
@@ -333,31 +317,3 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     # The state as its number (sicbo.events ST_*): its name would load texts.
     say("sicbo: %s, round %d, state %d" % (cfg.name, m.round, m.state))
     return ctl, False
-
-
-def out_of_service(faults, n, text, board_path, table_path, log=print):
-    """The board after E.MAX_FAILED_BOOTS failed boots: every output low, the
-    fault pattern on the lamps if the files allow it (through the lamp
-    driver alone), two lines saying what failed and what to do; no watchdog."""
-    log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off." % (n, text))
-    log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
-        "machine.reset()")
-    import tablefiles
-
-    try:
-        config = tablefiles.config_id(board_path, table_path)
-        got = tablefiles.cached(board_path, config)
-        board, cfg = got if got is not None else tablefiles.parse(board_path, table_path)
-        from sicbo.settle import SettlementTable
-
-        table = SettlementTable(cfg)
-        memory.forget(tablefiles.PARSERS)
-        from hw import build
-
-        build.outputs_off(board)
-        faults.set_table(table)
-        faults.lamps = build.lamps(board, table.row_bytes)
-    except Exception as e:  # noqa: BLE001 - the lamps are a courtesy here
-        log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
-        return
-    faults.lamps_on()  # or it says why not

@@ -283,6 +283,7 @@ def _clear(rig) -> str:
 # A damaged code file loaded in each start-up stage (device/startup.py), and
 # the fault's stage as the board names it.
 STAGE_FILES = [
+    ("startup.mpy", "startup", E.F_START),  # start-up's own code, loaded before any stage
     ("sicbo/settle.mpy", "sicbo.settle", E.F_FILES),
     ("sicbo/roundmachine.mpy", "sicbo.roundmachine", E.F_JOURNAL),
     ("hw/solenoid.mpy", "hw.solenoid", E.F_HARDWARE),
