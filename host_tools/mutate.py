@@ -13,7 +13,11 @@ tests/logic files and the fast tests/host files that import it, directly or
 through their helpers (appkit, roundkit, ...), found by a static import graph.
 They run under pytest with `-x -q` and SICBO_DEVICE_DIR naming the copy
 (host_tools/__init__.py puts that folder on sys.path instead of device/). A
-mutant is killed when the tests fail or take longer than --timeout.
+mutant is killed when the tests fail, or when they run past their time limit:
+TIME_FACTOR times what the same test files took on the unmutated copy (the
+baseline run measures each), plus TIME_SLACK_S, and never under --timeout;
+the test files run fastest first. The report says how many were killed by
+their time limit.
 
 Prints the score per file and overall, then the survivors (file:line and the
 mutation). The mutants named in EQUIVALENT below (they cannot change what the
@@ -147,6 +151,13 @@ EQUIVALENT = (
     # number parser refuses a 15-byte one anyway.
     ("sicbo/dicereader.py", "n < 16", "16 -> 15",
      "a 15-byte line cannot hold four numbers: refused by the number parser"),
+    # diag._manifest: a function that ends without a return returns None too.
+    ("diag.py", "    except (OSError, ValueError):\n        return None", "deleted: `return None`",
+     "the function returns None when it falls off its end"),
+    # diag._journal: only damage codes above 0 reach this name (code > 0),
+    # and entry 0 of DAMAGE_NAMES is never asked for.
+    ("diag.py", 'logtext.name_of(texts.DAMAGE_NAMES, code, "damage", 1)', "1 -> 0",
+     "only codes above 0 reach it"),
 )
 
 
@@ -464,8 +475,9 @@ _RUNNING: set = set()  # the mutants' pytest processes, ended if the driver is s
 _STOP = threading.Event()
 
 
-def _pytest(tests, device_dir, timeout):
-    """(killed?, how): run the tests against device_dir."""
+def _pytest(tests, device_dir, timeout, durations=None):
+    """(killed?, how): run the tests against device_dir. durations: a dict
+    filled with each test file's seconds (setup, call and teardown)."""
     env = dict(os.environ)
     env["SICBO_DEVICE_DIR"] = device_dir
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # a mutant's .pyc would outlive it
@@ -474,6 +486,8 @@ def _pytest(tests, device_dir, timeout):
     # nothing is written there: no cache, no bytecode, no hypothesis database.
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
            "-p", "host_tools.mutate", "--hypothesis-seed=0"] + tests
+    if durations is not None:
+        cmd[4:4] = ["--durations=0", "--durations-min=0"]
     p = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, start_new_session=True,
                          preexec_fn=_limit_memory)
@@ -486,6 +500,8 @@ def _pytest(tests, device_dir, timeout):
         return True, "timeout"
     finally:
         _RUNNING.discard(p)
+    if durations is not None:
+        _durations(out.decode("utf-8", "replace"), durations)
     if p.returncode == 0:
         return False, "survived"
     if p.returncode in (1,):
@@ -503,14 +519,44 @@ def pytest_configure(config):
         settings.load_profile("sicbo-mutant")
 
 
-def _order(tests, rel):
-    """Tests that name the module's file first (most likely to kill fast)."""
+_DURATION = None  # compiled on first use
+
+
+def _durations(out, into):
+    """Add pytest's --durations lines ("1.20s call tests/x.py::t") per file."""
+    import re
+
+    global _DURATION
+    if _DURATION is None:
+        _DURATION = re.compile(r"^\s*([0-9.]+)s (?:setup|call|teardown)\s+([^:\s]+)::")
+    for line in out.splitlines():
+        m = _DURATION.match(line)
+        if m:
+            path = os.path.join(REPO, m.group(2))
+            into[path] = into.get(path, 0.0) + float(m.group(1))
+
+
+def _order(tests, rel, seconds=None):
+    """Tests that name the module's file first (most likely to kill fast),
+    then the fastest first (seconds: each file's on the unmutated copy)."""
     stem = os.path.basename(rel)[:-3]
+    seconds = seconds or {}
 
     def key(t):
         b = os.path.basename(t)
-        return (0 if stem in b else 1, 1 if t.startswith(HOST) else 0, b)
+        return (0 if stem in b else 1, seconds.get(t, 0.0), 1 if t.startswith(HOST) else 0, b)
     return sorted(tests, key=key)
+
+
+# A mutant's time limit: its tests' time on the unmutated copy, times this,
+# plus TIME_SLACK_S (two mutants share the machine; it may be busy). Only a
+# mutant that runs well past what its tests need is a hang, and killed.
+TIME_FACTOR = 3.0
+TIME_SLACK_S = 30.0
+
+
+def time_limit(tests, seconds, floor):
+    return max(floor, TIME_FACTOR * sum(seconds.get(t, 0.0) for t in tests) + TIME_SLACK_S)
 
 
 class _Worker:
@@ -539,7 +585,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--sample", type=int, default=200, help="mutants drawn (0: all)")
     ap.add_argument("--jobs", type=int, default=1, help="mutants run at once (at most 2)")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant")
+    ap.add_argument("--timeout", type=float, default=60.0,
+                    help="the least time limit per mutant, seconds (see TIME_FACTOR)")
     ap.add_argument("--min-score", type=float, default=None,
                     help="exit 1 when the overall score is below this percentage")
     ap.add_argument("--file", default=None, help="mutate only files matching this glob "
@@ -613,8 +660,9 @@ def _main(args, base, jobs, workers):
     t0 = time.time()
     for _ in range(jobs):
         workers.append(_Worker(base))
+    seconds = {}  # test file -> seconds on the unmutated copy
     if all_tests:
-        killed, how = _pytest(all_tests, workers[0].device, 600)
+        killed, how = _pytest(all_tests, workers[0].device, 3600, seconds)
         if killed:
             print("the unmutated firmware fails its tests (%s): no score" % how, file=sys.stderr)
             return 2
@@ -642,8 +690,9 @@ def _main(args, base, jobs, workers):
                     return
                 m = todo.pop(0)
             start = time.time()
-            killed, how = worker.run(m, sources[m.file], _order(seen[m.file], m.file),
-                                     args.timeout)
+            tests = _order(seen[m.file], m.file, seconds)
+            killed, how = worker.run(m, sources[m.file], tests,
+                                     time_limit(tests, seconds, args.timeout))
             with lock:
                 results[m.id] = ("killed" if killed else "survived", how)
                 done[0] += 1
@@ -702,8 +751,10 @@ def _report(chosen, results, args, elapsed):
         print("\nequivalent (not counted):")
         for m in equiv:
             print("  %s:%d  %s: %s" % (m.file, m.line, m.desc, results[m.id][1]))
-    print("\nmutation score %.1f%% (%d killed of %d, %d equivalent; seed %d, %.0f s)" % (
-        overall, tk, tk + ts, te, args.seed, elapsed))
+    hangs = len([m for m in chosen if results[m.id] == ("killed", "timeout")])
+    print("\nmutation score %.1f%% (%d killed of %d, %d of them past their time limit; "
+          "%d equivalent; seed %d, %.0f s)" % (overall, tk, tk + ts, hangs, te, args.seed,
+                                               elapsed))
     if args.min_score is not None and overall < args.min_score:
         print("below --min-score %g" % args.min_score)
         return 1
