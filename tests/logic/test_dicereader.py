@@ -49,7 +49,8 @@ def test_bad_checksum_counted_never_settled():
 def test_garbage_counted_and_ignored():
     bad = [b"hello\n", b"DICE\n", b"DICE 1 2 3 *00\n", b"DICE 01 1 2 3 *00\n",
            b"DICE 1  2 3 4 *00\n", b"DICE x 1 2 3 *00\n", b"DICE 1 2 3 4 *G0\n",
-           b"DICE 1 2 3 44 *00\n", b"dice 1 2 3 4 *00\n", b"\x00\xff\x10\n"]
+           b"DICE 1 2 3 44 *00\n", b"dice 1 2 3 4 *00\n", b"\x00\xff\x10\n",
+           b"DICE 1 2 3 4 *0z\n", b"DICE 1 2 3 4 *g0\n"]  # not hex digits, in lower case
     rd = DiceReader()
     for b in bad:
         rd, got = _collect(b, rd)

@@ -142,6 +142,7 @@ def test_malformed_bodies_are_refused():
     assert _first(b"\xd0\x01\x00") == mqtt.MALFORMED  # PINGRESP with a body
     assert _first(b"\x90\x02\x00\x01") == mqtt.MALFORMED  # SUBACK without a code
     assert _first(b"\x32\x05\x00\x09abc") == mqtt.MALFORMED  # topic beyond the packet
+    assert _first(b"\x30\x04\x00\x09ab") == mqtt.MALFORMED  # the same at QoS 0
     assert _first(b"\x32\x05\x00\x01t\x00\x00") == mqtt.MALFORMED  # QoS 1 with id 0
     assert _first(b"\x30\x01\x00") == mqtt.MALFORMED
 

@@ -392,3 +392,25 @@ def test_the_store_reads_past_damage_and_rotated_segments():
     n = src.read_after(0, buf, 1024)
     assert linkkit.seqs_of(buf[:n])[0] > 1
     st2.close()
+
+
+def test_an_ack_of_exactly_what_was_sent_is_not_beyond_it():
+    link = Rig(_source(30), "exact", window=4)
+    link.connack(0)
+    link.deliver(_ack(str(link.top).encode()), 1)
+    st = linkkit.stats(link)
+    assert link.cursor == link.top and st["beyond"] == 0 and st["acks"] == 1, st
+
+
+def test_each_status_publish_and_protocol_fault_is_counted_once():
+    link = Rig(_source(5), "counts")
+    link.connack(0)
+    assert linkkit.stats(link)["status"] == 1
+    link._fail(C.L_PROTOCOL, 1)
+    link.step(1)
+    st = linkkit.stats(link)
+    assert st["failures"] == 1 and st["protocol_errors"] == 1, st
+    link._fail(C.L_CLOSED)  # not a protocol error
+    link.step(2)
+    st = linkkit.stats(link)
+    assert st["protocol_errors"] == 1, st

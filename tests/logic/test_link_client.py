@@ -1,0 +1,133 @@
+# The floor link's MQTT client (device/link/client.py) over a socket of the
+# test's own: CONNECT written whole first, CONNACK refusals, SUBACK taken or
+# refused, the dead-peer limit, the keepalive's pings. The clock is the
+# test's. Portable.
+import asyncio
+
+from link import client as C
+
+KA_S = 10  # keepalive, seconds
+
+
+class Sock:
+    """A non-blocking socket: `incoming` is what the broker sent and the
+    client has not read; `written` each write's bytes."""
+
+    def __init__(self):
+        self.incoming = bytearray()
+        self.written = []
+
+    def readinto(self, buf):
+        if not self.incoming:
+            return None
+        n = min(len(buf), len(self.incoming))
+        buf[0:n] = self.incoming[0:n]
+        self.incoming = self.incoming[n:]
+        return n
+
+    def write(self, buf, off, n):
+        self.written.append(bytes(buf[off:off + n]))
+        return n
+
+    def close(self):
+        pass
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000
+
+    def __call__(self):
+        return self.now
+
+
+def _opened(clock=None):
+    """A Client opened on a Sock through its opener (as the board opens a
+    connection), in CONNECTING with its CONNECT written."""
+    clock = clock or Clock()
+    sock = Sock()
+
+    async def opener(host, port, ssl, server_hostname):
+        return sock
+
+    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=clock, opener=opener)
+
+    async def go():
+        c.open(clock.now)
+        for _ in range(20):
+            if c.state != C.OPENING:
+                return
+            await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert c.state == C.CONNECTING, c.state
+    return c, sock, clock
+
+
+def _up(clock=None):
+    c, sock, clock = _opened(clock)
+    sock.incoming += b"\x20\x02\x00\x00"
+    assert c.poll(clock.now) == C.UP
+    return c, sock, clock
+
+
+def test_connect_is_the_first_packet_written_whole():
+    c, sock, _clock = _opened()
+    assert len(sock.written) == 1
+    pkt = sock.written[0]
+    assert pkt[0] == 0x10 and pkt[1] + 2 == len(pkt) and b"MQTT" in pkt and b"T01" in pkt
+
+
+def test_a_refused_connack_is_a_fault_with_the_broker_s_code():
+    c, sock, clock = _opened()
+    sock.incoming += b"\x20\x02\x00\x05"  # not authorized
+    assert c.poll(clock.now) == C.FAILED
+    assert (c.fault, c.detail) == (C.L_REFUSED, 5)
+
+
+def test_a_suback_for_the_subscription_is_taken():
+    c, sock, clock = _up()
+    c.subscribe(b"sicbo/S1/T01/ack", clock.now)
+    pid = c.sub_pid
+    assert sock.written[-1][0] == 0x82
+    sock.incoming += b"\x90\x03" + pid.to_bytes(2, "big") + b"\x01"
+    assert c.poll(clock.now) == C.UP and c.subscribed
+
+
+def test_a_refused_or_foreign_suback_is_a_fault():
+    c, sock, clock = _up()
+    c.subscribe(b"sicbo/S1/T01/ack", clock.now)
+    sock.incoming += b"\x90\x03" + c.sub_pid.to_bytes(2, "big") + b"\x80"
+    assert c.poll(clock.now) == C.FAILED and (c.fault, c.detail) == (C.L_SUBSCRIBE, 0x80)
+    c, sock, clock = _up()
+    c.subscribe(b"sicbo/S1/T01/ack", clock.now)
+    sock.incoming += b"\x90\x03" + (c.sub_pid + 1).to_bytes(2, "big") + b"\x01"
+    assert c.poll(clock.now) == C.FAILED and c.fault == C.L_PROTOCOL
+    assert not c.subscribed
+
+
+def test_pings_after_half_a_quiet_keepalive_and_at_most_one_per_half():
+    c, sock, clock = _up()
+    half = KA_S * 1000 // 2
+    n = len(sock.written)
+    clock.now += half - 1
+    c.poll(clock.now)
+    assert len(sock.written) == n  # not yet
+    clock.now += 1
+    c.poll(clock.now)
+    assert sock.written[n:] == [b"\xc0\x00"]  # PINGREQ
+    sock.incoming += b"\xd0\x00"  # PINGRESP
+    clock.now += 10
+    c.poll(clock.now)
+    assert sock.written[n:] == [b"\xc0\x00"]  # one per half keepalive
+    clock.now += half
+    c.poll(clock.now)
+    assert sock.written[n:] == [b"\xc0\x00", b"\xc0\x00"]
+
+
+def test_a_peer_silent_for_one_and_a_half_keepalives_is_dead():
+    c, sock, clock = _up()
+    clock.now += KA_S * 1000 * 3 // 2
+    assert c.poll(clock.now) == C.UP  # the limit itself: still up
+    clock.now += 1
+    assert c.poll(clock.now) == C.FAILED and c.fault == C.L_DEAD
