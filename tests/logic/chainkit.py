@@ -63,3 +63,25 @@ def check_journal(folder):
         assert mac_ok(raw), u32(raw, R.OFF_SEQ)
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
     return seqs
+
+
+def provision(folder, ident=IDENT, base=1, key=KEY0):
+    """A provisioning file in folder, as `sicbo deploy --provision` leaves it
+    for the next boot."""
+    from journal_store import PROVISION_NAME
+
+    with open(folder + "/" + PROVISION_NAME, "wb") as f:
+        f.write(C.key_file(ident, 0, base, 0, key, bytes(R.CHAIN_LEN)))
+
+
+def provisioned_table(*dice):
+    """A table provisioned before its first boot (appkit.Table) that played
+    one round of `dice`, closed."""
+    from appkit import Table, fresh_folder
+
+    f = fresh_folder()
+    provision(f)
+    t = Table(folder=f)
+    t.play(*dice)
+    t.close()
+    return t

@@ -7,16 +7,22 @@ import gc
 import os
 
 from appkit import Table, fresh_folder, reboot
-from chainkit import IDENT, KEY0, check_journal, hmac256, key_of, mac_ok, raw_records, u32
+from chainkit import (
+    IDENT,
+    KEY0,
+    check_journal,
+    hmac256,
+    key_of,
+    mac_ok,
+    provision,
+    provisioned_table,
+    raw_records,
+    u32,
+)
 
 from journal_store import KEY_NAME, PROVISION_NAME
 from sicbo import chain as C
 from sicbo import records as R
-
-
-def _provision(folder, ident=IDENT, base=1, key=KEY0):
-    with open(folder + "/" + PROVISION_NAME, "wb") as f:
-        f.write(C.key_file(ident, 0, base, 0, key, bytes(R.CHAIN_LEN)))
 
 
 def _provisions(folder):
@@ -26,7 +32,7 @@ def _provisions(folder):
 
 def test_the_first_boot_takes_the_provisioning_and_signs_everything():
     f = fresh_folder()
-    _provision(f)
+    provision(f)
     t = Table(folder=f)
     names = os.listdir(f)
     assert PROVISION_NAME not in names and KEY_NAME in names
@@ -52,7 +58,7 @@ def test_a_provisioning_after_records_without_a_chain_starts_at_the_next_number(
     t.play(1, 2, 3)
     last = t.m.seq
     t.close()
-    _provision(f, base=last + 1)
+    provision(f, base=last + 1)
     t = reboot(t)
     t.play(2, 2, 2)
     t.close()
@@ -72,7 +78,7 @@ def test_a_base_below_the_journal_moves_the_first_key_on():
     t.play(1, 2, 3)
     last = t.m.seq
     t.close()
-    _provision(f, base=3)  # the host read the journal before more was written
+    provision(f, base=3)  # the host read the journal before more was written
     t = reboot(t)
     t.close()
     assert _provisions(f) == [(last + 1, IDENT, 0)]
@@ -166,13 +172,10 @@ def check_journal_from(f, first):
 
 
 def test_re_provisioning_starts_a_chain_that_names_the_one_it_replaces():
-    f = fresh_folder()
-    _provision(f)
-    t = Table(folder=f)
-    t.play(1, 2, 3)
-    t.close()
+    t = provisioned_table(1, 2, 3)
+    f = t.folder
     key2 = bytes(range(100, 132))
-    _provision(f, ident=0x55, base=t.m.seq + 1, key=key2)
+    provision(f, ident=0x55, base=t.m.seq + 1, key=key2)
     t = reboot(t)
     t.play(5, 5, 6)
     t.close()
@@ -186,7 +189,7 @@ def test_re_provisioning_starts_a_chain_that_names_the_one_it_replaces():
             assert mac_ok(r, key2, p[1][0]) and not mac_ok(r)
     # A provisioning file of the chain already taken (a cut before its
     # deletion) is only deleted.
-    _provision(f, ident=0x55, base=t.m.seq + 1, key=key2)
+    provision(f, ident=0x55, base=t.m.seq + 1, key=key2)
     t = reboot(t)
     t.close()
     assert len(_provisions(f)) == 2 and PROVISION_NAME not in os.listdir(f)

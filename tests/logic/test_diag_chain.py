@@ -5,11 +5,11 @@
 # provisioning waiting for the next boot; and diag.journal's count of
 # damaged records.
 from appkit import Table, fresh_folder, reboot
-from chainkit import IDENT, KEY0, raw_records, u32
+from chainkit import IDENT, KEY0, provision, provisioned_table, raw_records, u32
 from diagkit import _out
 
 import diag
-from journal_store import KEY_NAME, PROVISION_NAME
+from journal_store import KEY_NAME
 from sicbo import chain as C
 from sicbo import records as R
 
@@ -21,11 +21,6 @@ def _status(t):
     lines = [x for x in _out if x.startswith("chain ")]
     assert len(lines) == 1, _out
     return lines[0][len("chain "):].strip()
-
-
-def _provision(folder, ident=IDENT, base=1):
-    with open(folder + "/" + PROVISION_NAME, "wb") as f:
-        f.write(C.key_file(ident, 0, base, 0, KEY0, bytes(R.CHAIN_LEN)))
 
 
 def _head(folder):
@@ -47,17 +42,14 @@ def test_a_table_without_a_chain_says_its_records_are_not_authenticated():
     t.play(1, 2, 3)
     t.close()
     assert _status(t) == "none: records not authenticated (sicbo deploy --provision)"
-    _provision(t.folder, base=t.m.seq + 1)
+    provision(t.folder, base=t.m.seq + 1)
     assert _status(t) == ("none: records not authenticated (sicbo deploy --provision); "
                           "a provisioning waits for the next boot")
 
 
 def test_a_provisioned_table_shows_its_head_the_chain_hash_of_its_last_record():
-    f = fresh_folder()
-    _provision(f)
-    t = Table(folder=f)
-    t.play(2, 2, 5)
-    t.close()
+    t = provisioned_table(2, 2, 5)
+    f = t.folder
     seq, mac = _head(f)
     line = _status(t)
     assert line == "provisioning %d since seq 1, head %s" % (IDENT, C.head_text(seq, mac)), (
@@ -81,7 +73,7 @@ def test_a_key_file_taken_before_its_first_record_is_said_so():
 
 def test_a_damaged_key_file_is_said_in_capitals():
     f = fresh_folder()
-    _provision(f)
+    provision(f)
     t = Table(folder=f)
     t.close()
     with open(f + "/" + KEY_NAME, "wb") as g:
