@@ -278,3 +278,33 @@ def test_reader_dice_out_of_range_refused():
     assert t.ctl.reader.ok == 0 and t.ctl.reader.bad_dice == 1
     assert not [r for r in t.journal() if r.type == R.J_READER]
     t.close()
+
+
+def test_the_console_shows_every_message_the_machine_asks_for_once_in_order():
+    # Whatever else a step commands (lamps, bell, solenoid), each C_SHOW is a
+    # "D <message> <detail>" line, in order, and nothing else is.
+    t = Table()
+    m = t.ctl.m
+    handle = m.handle
+    asked = []
+
+    def spy(ev, arg, now, wall):
+        n = handle(ev, arg, now, wall)
+        for i in range(n):
+            if m.cmds[4 * i] == E.C_SHOW:
+                asked.append("D %d %d" % (m.cmds[4 * i + 1], m.cmds[4 * i + 2]))
+        return n
+
+    m.handle = spy
+    mark = len(t.log)  # the boot's own lines before
+    t.set("clasp_left", 1)
+    t.run(60)
+    t.press("shake")  # refused: a message alone
+    t.set("clasp_left", 0)
+    t.run(60)
+    t.play(2, 3, 4)  # messages beside lamps, bell and pulses
+    t.play(6, 6, 6)
+    shown = [line for line in t.log[mark:] if line.startswith("D ")]
+    assert len(asked) >= 4 and shown == asked, (shown, asked)
+    assert len([1 for i in range(len(asked) - 1) if asked[i] != asked[i + 1]]) >= 2, asked
+    t.close()

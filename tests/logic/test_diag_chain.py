@@ -2,8 +2,8 @@
 # diag.status's chain line in each state of the MAC chain (sicbo/chain.py):
 # whether the records are authenticated, the head to take off the table
 # (`sicbo journal --verify KEYSTORE --head SEQ:HASH`), a damaged key file, a
-# provisioning waiting for the next boot; and diag.journal's count of
-# damaged records.
+# provisioning waiting for the next boot; and diag's counts in words (the
+# damaged records, the failed boots), a refused board file through sensors.
 from appkit import Table, fresh_folder, reboot
 from chainkit import IDENT, KEY0, provision, provisioned_table, raw_records, u32
 from diagkit import _out
@@ -124,3 +124,19 @@ def test_a_refused_board_file_is_said_by_sensors_not_a_failure():
     diag.sensors()
     assert len(_out) == 1 and _out[0].startswith("sensors: not available: "), _out
     assert "cover" in _out[0] and "failed" not in _out[0], _out
+
+
+def test_status_counts_failed_boots_in_words():
+    import faults
+
+    t = Table()
+    t.close()
+    path = t.folder + "/fault.txt"
+    entry = [3, 1, 0, 1, "stage 3: MemoryError memory allocation failed"]
+    for n, words in ((1, "1 failed boot in a row"), (2, "2 failed boots in a row")):
+        faults.write_file(n, [entry] * n, path)
+        diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder, path)
+        del _out[:]
+        diag.status()
+        lines = [x for x in _out if x.startswith("faults ")]
+        assert len(lines) == 1 and lines[0].split(None, 1)[1] == words, _out

@@ -186,3 +186,34 @@ def test_a_fault_file_line_not_in_the_format_is_kept_as_its_text():
     assert f.journal_pending(lambda *a: told.append(a)) == 1
     assert told == [(0, 0, 0, 1)]
     assert faults.read_file(path)[1][0][3] == 1
+
+
+class _Lamps:
+    def __init__(self):
+        self.frames = []
+
+    def write(self, frame):
+        self.frames.append(bytes(frame))
+
+
+def test_the_fault_lamps_go_through_the_lamp_driver_there_is_or_say_why_not():
+    log = []
+    f = faults.Faults(fresh_folder() + "/fault.txt", log.append)
+    # Before the files are read there is no lamp layout: said, not lit.
+    assert f.lamps_on() is False
+    assert log == ["sicbo: fault lamps not lit: no lamp layout yet: the fault came before "
+                   "the files were read"], log
+    # With a driver made already (and no board file to make another from):
+    # the fault pattern through it.
+    f.frame = bytearray(b"\x0f\x00")
+    f.lamps = _Lamps()
+    assert f.lamps_on() is True and f.lamps.frames == [b"\x0f\x00"]
+    # Or through the adapters' driver.
+    g = faults.Faults(fresh_folder() + "/fault.txt", log.append)
+    g.frame = bytearray(b"\x01")
+
+    class _Hw:
+        lamps = _Lamps()
+
+    g.hw = _Hw()
+    assert g.lamps_on() is True and _Hw.lamps.frames == [b"\x01"]
