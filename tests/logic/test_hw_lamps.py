@@ -146,3 +146,15 @@ def test_rgbw_colour_needs_an_rgbw_strip():
         pass
     else:
         raise AssertionError("RGBW colour accepted on an RGB strip")
+
+
+def test_strip_refuses_a_frame_of_the_wrong_length():
+    np, lamps = strip(16)
+    for n in (1, 3):
+        try:
+            lamps.write(bytearray(b"\xff" * n))
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("a strip accepted a frame of %d bytes for 2" % n)
+    assert machine.sim_neopixel(STRIP) == bytes(48)  # nothing shown

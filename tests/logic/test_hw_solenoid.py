@@ -237,3 +237,19 @@ def test_hard_off_that_runs_before_the_switch_on_still_wins():
     m = ShakerMotor(Pin(MOTOR, Pin.OUT), InstantTimer(), 3000, ticks_ms=machine.sim_ticks_ms)
     m.run()
     assert machine.sim_output(MOTOR) == 0 and not m.running()
+
+
+def test_the_board_file_s_coil_limits_reach_the_coil_with_and_without_pwm_hold():
+    # hw.build.solenoid: max_on_ms (the hard limit) and rest_ms from the board
+    # file, in their places, for a plain coil and a PWM-held one.
+    from appkit import board_dict
+
+    from hw import build
+    from sicbo.board import parse_board
+
+    for timings in ({"max_on_ms": 180, "rest_ms": 120},
+                    {"max_on_ms": 180, "rest_ms": 120, "hold_percent": 30, "pull_in_ms": 20}):
+        machine.sim_reset()
+        b = parse_board(board_dict(**timings))
+        sol = build.solenoid(b, ticks_ms=machine.sim_ticks_ms)
+        assert (sol.max_on_ms, sol.rest_ms) == (180, 120), (timings, sol.max_on_ms, sol.rest_ms)
