@@ -308,3 +308,30 @@ def test_the_console_shows_every_message_the_machine_asks_for_once_in_order():
     assert len(asked) >= 4 and shown == asked, (shown, asked)
     assert len([1 for i in range(len(asked) - 1) if asked[i] != asked[i + 1]]) >= 2, asked
     t.close()
+
+
+def test_a_table_with_the_electric_shaker_alone_plays_its_round():
+    # A board wired for the electric shaker only (no coil output): the motor
+    # runs, the coil is absent, not a fault, and outputs go off as ever.
+    from appkit import MOTOR, board_dict
+
+    bd = board_dict()
+    del bd["outputs"]["solenoid"]
+    t = Table(board=bd, table=table_dict(shaker="electric"))
+    assert t.ctl.hw.solenoid is None and t.ctl.hw.motor is not None
+    t.close_dome()
+    t.press("shake")
+    t.run(bd["timings"]["electric_run_ms"] + 500)
+    assert t.state() == E.ST_OPEN, t.state()
+    t.press("key_bell")
+    t.set("cover", 0)
+    t.set("clasp_left", 0)
+    t.set("clasp_right", 0)
+    t.run(60)
+    t.enter(2, 5, 6)
+    t.press("key_payout")
+    assert machine.sim_on_time(MOTOR) and not machine.sim_on_time(SOLENOID)
+    assert [r.dice() for r in t.journal() if r.type == R.J_RESULT] == [(2, 5, 6)]
+    t.ctl.hw.all_off()
+    assert not machine.sim_output(MOTOR)
+    t.close()
