@@ -131,3 +131,16 @@ def test_a_peer_silent_for_one_and_a_half_keepalives_is_dead():
     assert c.poll(clock.now) == C.UP  # the limit itself: still up
     clock.now += 1
     assert c.poll(clock.now) == C.FAILED and c.fault == C.L_DEAD
+
+
+def test_faults_are_classified_from_the_exception():
+    assert C.fault_of(MemoryError(), False) == (C.L_MEMORY, 0)
+    assert C.fault_of(OSError(-0x1000), True) == (C.L_TLS, 0x1000)  # mbedtls' range begins
+    assert C.fault_of(OSError(-0xFFF), True) == (C.L_RESOLVE, 0xFFF)
+    assert C.fault_of(OSError(-0x1000), False) == (C.L_RESOLVE, 0x1000)  # no TLS: not TLS's
+    assert C.fault_of(ValueError("bad cert"), True) == (C.L_TLS, 0)
+
+
+def test_a_new_client_has_no_fault_to_report():
+    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=Clock())
+    assert (c.state, c.fault, c.detail, c.pid, c.packets) == (C.DOWN, 0, 0, 0, 0)
