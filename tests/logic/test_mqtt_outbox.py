@@ -414,3 +414,20 @@ def test_each_status_publish_and_protocol_fault_is_counted_once():
     link.step(2)
     st = linkkit.stats(link)
     assert st["protocol_errors"] == 1, st
+
+
+def test_records_journaled_go_at_the_next_pass_not_at_the_next_look():
+    src = _source(5)
+    link = Rig(src, "prompt", window=4)
+    link.connack(0)
+    j = link.journal()
+    assert [p[4] for p in j] == [[1, 2, 3, 4, 5]]
+    link.deliver(_puback(j[0][0]) + _ack(b"5"), 1)
+    link.step(2)
+    n = len(link.sent)
+    src.add(6, 8)
+    link.step(3)  # not told yet, and the periodic look is not due: nothing
+    assert link.journal(n) == []
+    link.journaled()
+    link.step(4)
+    assert [p[4] for p in link.journal(n)] == [[6, 7, 8]]
