@@ -16,6 +16,7 @@ class Sock:
     def __init__(self):
         self.incoming = bytearray()
         self.written = []
+        self.closed = 0
 
     def readinto(self, buf):
         if not self.incoming:
@@ -30,7 +31,7 @@ class Sock:
         return n
 
     def close(self):
-        pass
+        self.closed += 1
 
 
 class Clock:
@@ -144,3 +145,12 @@ def test_faults_are_classified_from_the_exception():
 def test_a_new_client_has_no_fault_to_report():
     c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=Clock())
     assert (c.state, c.fault, c.detail, c.pid, c.packets) == (C.DOWN, 0, 0, 0, 0)
+
+
+def test_closing_closes_the_socket_once_and_forgets_the_connection():
+    c, sock, clock = _up()
+    c.close()
+    assert sock.closed == 1 and c.state == C.DOWN and not c.subscribed
+    assert c.poll(clock.now) == C.DOWN  # nothing read from the closed socket
+    c.close()
+    assert sock.closed == 1
