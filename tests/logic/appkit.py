@@ -201,6 +201,10 @@ class Table:
     def to_result(self):
         """From idle to result entry: shake, bell, cover and clasps off."""
         self.open_round()
+        self.bell_and_lift()
+
+    def bell_and_lift(self):
+        """From betting open to result entry: the bell, cover and clasps off."""
         self.press("key_bell")
         self.set("cover", 0)
         self.set("clasp_left", 0)
