@@ -31,6 +31,7 @@ import ast
 import fnmatch
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -547,21 +548,28 @@ def pytest_configure(config):
         settings.load_profile("sicbo-mutant")
 
 
-_DURATION = None  # compiled on first use
+# pytest's --durations line: "1.20s call     tests/logic/test_app.py::test_x".
+_DURATION = re.compile(r"^\s*([0-9.]+)s (?:setup|call|teardown)\s+([^:\s]+)::")
 
 
 def _durations(out, into):
-    """Add pytest's --durations lines ("1.20s call tests/x.py::t") per file."""
-    import re
-
-    global _DURATION
-    if _DURATION is None:
-        _DURATION = re.compile(r"^\s*([0-9.]+)s (?:setup|call|teardown)\s+([^:\s]+)::")
+    """Add pytest's --durations lines per test file (seconds) into `into`."""
     for line in out.splitlines():
         m = _DURATION.match(line)
         if m:
             path = os.path.join(REPO, m.group(2))
             into[path] = into.get(path, 0.0) + float(m.group(1))
+
+
+def untimed(tests, seconds):
+    """Why the baseline cannot set time limits (None: it can): every test
+    file must have been timed, or its mutants would fall back to --timeout,
+    and a run cut short would count as a kill."""
+    missing = [os.path.relpath(t, REPO) for t in tests if t not in seconds]
+    if missing:
+        return "the baseline timed %d of %d test files (not: %s)" % (
+            len(tests) - len(missing), len(tests), ", ".join(missing[:3]))
+    return None
 
 
 def _order(tests, rel, seconds=None):
@@ -693,6 +701,10 @@ def _main(args, base, jobs, workers):
         killed, how = _pytest(all_tests, workers[0].device, 3600, seconds)
         if killed:
             print("the unmutated firmware fails its tests (%s): no score" % how, file=sys.stderr)
+            return 2
+        why = untimed(all_tests, seconds)
+        if why:
+            print("%s: no time limits, no score" % why, file=sys.stderr)
             return 2
     print("baseline: %d test files pass on the unmutated copy in %.0f s" % (
         len(all_tests), time.time() - t0))

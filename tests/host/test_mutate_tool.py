@@ -32,6 +32,16 @@ def test_durations_are_summed_per_test_file():
     assert len(got) == 3
 
 
+def test_a_baseline_that_did_not_time_every_file_gives_no_score():
+    seconds = {}
+    M._durations(OUT, seconds)
+    timed = [_t("test_app.py"), _t("test_chain.py")]
+    assert M.untimed(timed, seconds) is None
+    why = M.untimed(timed + [_t("test_boot.py")], seconds)
+    assert why == "the baseline timed 2 of 3 test files (not: tests/logic/test_boot.py)", why
+    assert M.untimed(timed, {}) is not None  # durations not printed at all
+
+
 def test_the_time_limit_follows_the_unmutated_time_and_never_goes_under_the_floor():
     seconds = {_t("test_app.py"): 100.0, _t("test_chain.py"): 20.0}
     tests = [_t("test_app.py"), _t("test_chain.py")]
