@@ -34,9 +34,9 @@ _session = None  # [journal folder, JournalStore, RoundState] of this session's 
 def _folder(journal_dir):
     if journal_dir is not None:
         return journal_dir
-    import tablefiles
+    from faults import JOURNAL_DIR
 
-    return tablefiles.JOURNAL_DIR
+    return JOURNAL_DIR
 
 
 def journal(journal_dir=None):

@@ -27,15 +27,17 @@ def out_of_service(faults, n, text, board_path=None, table_path=None, log=print)
     """The board after E.MAX_FAILED_BOOTS failed boots: every output low, the
     fault pattern on the lamps if the files allow it (through the lamp
     driver alone), two lines saying what failed and what to do; no watchdog.
-    Paths default to the board's (tablefiles)."""
+    Paths default to the board's (faults.BOARD_FILE, TABLE_FILE)."""
     log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off." % (n, text))
     log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
         "machine.reset()")
     try:
+        from faults import BOARD_FILE, TABLE_FILE
+
+        board_path = board_path or BOARD_FILE
+        table_path = table_path or TABLE_FILE
         import tablefiles
 
-        board_path = board_path or tablefiles.BOARD_FILE
-        table_path = table_path or tablefiles.TABLE_FILE
         config = tablefiles.config_id(board_path, table_path)
         got = tablefiles.cached(board_path, config)
         board, cfg = got if got is not None else tablefiles.parse(board_path, table_path)

@@ -19,7 +19,6 @@ import gc
 import time
 
 import faults
-import tablefiles
 
 from sicbo import events as E
 from sicbo import records as R
@@ -135,11 +134,28 @@ class _Refused(Exception):
     pass
 
 
+def _files_reader():
+    """tablefiles, loaded now: loaded at diag's import, a damaged file of it
+    would take every command down, the journal's too. _Refused says why
+    it cannot be loaded (the file named, as a failed boot's fault)."""
+    f = faults.Faults(None, log=None)
+    try:
+        return f.load("tablefiles")
+    except Exception as e:  # noqa: BLE001 - said, not raised
+        # f.module: "tablefiles (/tablefiles.mpy)", as a failed boot names it
+        raise _Refused("cannot load the files' reader: loading %s: %s %s"
+                       % (f.module, type(e).__name__, e)) from None
+
+
 def _read_files(board_path, table_path):
     """(board, cfg) from the configuration cache (or the files, parsed), or
     the text of why they are refused."""
     import memory
 
+    try:
+        tablefiles = _files_reader()
+    except _Refused as e:
+        return str(e)
     try:
         got = None
         try:
@@ -157,23 +173,33 @@ def _read_files(board_path, table_path):
             return "configuration refused: %s" % e
         return "cannot read %s or %s: %s %s" % (board_path, table_path, type(e).__name__, e)
     finally:
-        memory.forget(tablefiles.PARSERS)  # their code is not needed again here
+        memory.forget(tablefiles.PARSERS + ("tablefiles",))  # not needed again here
+
+
+def _read_json(path):
+    import json
+
+    with open(path) as f:
+        return json.load(f)
 
 
 def _read_board(board_path):
     """The board file alone, or the text of why it is refused."""
+    import sys
+
     import memory
 
+    before = set(sys.modules)
     try:
         from sicbo import board as boardfile
 
-        return boardfile.parse_board(tablefiles.read_json(board_path))
-    except (OSError, ValueError) as e:
+        return boardfile.parse_board(_read_json(board_path))
+    except (OSError, ValueError, ImportError) as e:
         if hasattr(e, "field"):
             return "board file refused: %s" % e
         return "cannot read %s: %s %s" % (board_path, type(e).__name__, e)
     finally:
-        memory.forget(tablefiles.PARSERS)
+        memory.forget([n for n in sys.modules if n not in before])  # the parser's code
 
 
 def _rtc():
@@ -190,8 +216,8 @@ def _wall(now):
     return w.seconds(now)
 
 
-def setup(board_path=tablefiles.BOARD_FILE, table_path=tablefiles.TABLE_FILE,
-          journal_dir=tablefiles.JOURNAL_DIR, fault_file=faults.FAULT_FILE):
+def setup(board_path=faults.BOARD_FILE, table_path=faults.TABLE_FILE,
+          journal_dir=faults.JOURNAL_DIR, fault_file=faults.FAULT_FILE):
     """Point diag at other files (tests, a second table); normally automatic."""
     global _ctx
     _ctx = _Context(board_path, table_path, journal_dir, fault_file)
@@ -320,8 +346,15 @@ def _why_not(c, n, entries):
     from sicbo.approval import refusal
 
     rs = c.state()  # read once: the journal's section says it too
-    why = refusal(cfg, _wall(time.ticks_ms()), rs,
-                  tablefiles.config_id(c.board_path, c.table_path))
+    import memory
+
+    try:
+        config = _files_reader().config_id(c.board_path, c.table_path)
+    except _Refused as e:
+        return "no: %s" % e, rs
+    finally:
+        memory.forget(("tablefiles", "sicbo.cache"))
+    why = refusal(cfg, _wall(time.ticks_ms()), rs, config)
     if why is not None:
         return "no: %s" % why, rs
     if n:
@@ -396,7 +429,7 @@ def _status_sensors(c):
 
 def _manifest():
     try:
-        return tablefiles.read_json("/manifest.json")
+        return _read_json("/manifest.json")
     except (OSError, ValueError):
         return None
 
@@ -747,7 +780,7 @@ def dump_journal():
     import binascii
     import os
 
-    d = _ctx.journal_dir if _ctx is not None else tablefiles.JOURNAL_DIR
+    d = _ctx.journal_dir if _ctx is not None else faults.JOURNAL_DIR
     try:
         names = sorted(n for n in os.listdir(d) if n.endswith(".log"))
     except OSError:

@@ -27,6 +27,13 @@ from micropython import const
 from sicbo import events as E
 
 FAULT_FILE = "/fault.txt"
+# The board's files (written by `sicbo deploy`; host_tools/deploy.py names
+# the same): here, not in tablefiles, so that the fault path, out of service
+# and diag know where they are without loading the files' reader, which may
+# be the damaged file.
+BOARD_FILE = "/board.json"
+TABLE_FILE = "/table.json"
+JOURNAL_DIR = "/journal"
 _KEEP = const(4)  # failed boots listed in FAULT_FILE
 
 
@@ -246,7 +253,7 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
     service, with every output off and the watchdog never armed; otherwise
     runs the table until a fault, contained and then a reset. Ctrl-C (a
     technician, mpremote) stops the table without a reset. Paths default to
-    the board's (tablefiles); log and ticks_ms: as startup.open_table."""
+    the board's (BOARD_FILE, TABLE_FILE, JOURNAL_DIR); log and ticks_ms: as startup.open_table."""
     import machine
 
     faults = Faults(fault_file, log)
@@ -317,16 +324,10 @@ def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, 
         except Exception as e:  # noqa: BLE001 - out of service all the same
             log("sicbo: OUT OF SERVICE: %s %s" % (type(e).__name__, e))
         return None, False
-    if board_path is None or table_path is None or journal_dir is None:
-        tablefiles = faults.load("tablefiles")
-        board_path = board_path or tablefiles.BOARD_FILE
-        table_path = table_path or tablefiles.TABLE_FILE
-        journal_dir = journal_dir or tablefiles.JOURNAL_DIR
-        del tablefiles
-        memory.forget(("tablefiles",))  # start-up reads the files with it, then drops it
     startup = faults.load("startup")
     try:
-        return startup.open_table(faults, board_path, table_path, journal_dir,
+        return startup.open_table(faults, board_path or BOARD_FILE, table_path or TABLE_FILE,
+                                  journal_dir or JOURNAL_DIR,
                                   cause=machine.reset_cause(), rtc=machine.RTC(),
                                   ticks_ms=ticks_ms, log=log)
     finally:

@@ -6,9 +6,8 @@
 
 import json
 
-BOARD_FILE = "/board.json"
-TABLE_FILE = "/table.json"
-JOURNAL_DIR = "/journal"
+from faults import BOARD_FILE, JOURNAL_DIR, TABLE_FILE  # noqa: F401 - the board's, re-exported
+
 CACHE_NAME = "config.cache"  # beside the board file
 
 # The file parsers and what only they use: done with once the files are read

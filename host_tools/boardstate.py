@@ -256,6 +256,8 @@ class Console:
     def open(self, timeout: float = 5.0) -> Console:
         import serial  # pyserial, installed with mpremote
 
+        if self._serial is not None:  # open already (`with` on an opened console)
+            return self
         if self._lock is None:
             self._lock = PortLock(self.port, self.who)
         self._lock.acquire()

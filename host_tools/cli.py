@@ -33,8 +33,20 @@ def build_parser():
     return parser
 
 
+def _stacks_on_sigusr1():
+    # A command that hangs (a test's Ctrl-C not taken) shows where on SIGUSR1.
+    import faulthandler
+    import signal
+
+    try:
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+    except (AttributeError, ValueError, OSError):
+        pass  # no such signal here, or stderr is not a file (main called in-process)
+
+
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    _stacks_on_sigusr1()
     try:
         return args._run(args)
     except UsageError as e:

@@ -45,9 +45,13 @@ def lines(port, stop=None, who="sicbo console", open_timeout=0.0):
     stop() is true (checked about every 0.2 s). The port is held meanwhile
     (host_tools/portlock.py): PortBusy if another program holds it; OSError
     or serial.SerialException when it cannot be opened or goes away."""
+    # Opened once: a second open of the same port (exclusive) would be refused
+    # by the first one's own lock.
     con = Console(port, who).open(open_timeout)
-    with con:
+    try:
         while stop is None or not stop():
             line = con.readline(0.2)
             if line is not None:
                 yield line
+    finally:
+        con.close()

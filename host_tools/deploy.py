@@ -80,7 +80,7 @@ from host_tools.mpycheck import OPT, source_name
 MANIFEST = "manifest.json"
 MANIFEST_PREV = "manifest.prev"
 BOARD_FILE = "board.json"
-TABLE_FILE = "table.json"
+TABLE_FILE = "table.json"  # device/faults.py BOARD_FILE, TABLE_FILE (test_deploy checks)
 CACHE_FILE = "config.cache"  # device/tablefiles.py CACHE_NAME, beside board.json
 
 
@@ -820,7 +820,7 @@ def _text_sha(text):
 
 # -- provisioning the journal's MAC chain (docs/tamper-evidence.md) --------------
 
-JOURNAL_DIR = "/journal"  # device/tablefiles.py JOURNAL_DIR
+JOURNAL_DIR = "/journal"  # device/faults.py JOURNAL_DIR (test_deploy checks)
 PROVISION_NAME = "chain.new"  # device/journal_store.py PROVISION_NAME
 
 

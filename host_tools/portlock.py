@@ -47,8 +47,21 @@ def real_port(port: str) -> str:
         return port
 
 
+def port_key(port: str) -> str:
+    """The port's real path; for a pseudo-terminal also the moment it was made:
+    pty numbers are reused, and a lock still held on a closed virtual board's
+    /dev/pts/N must not refuse the next board that gets N."""
+    path = real_port(port)
+    if path.startswith("/dev/pts/"):
+        try:
+            return "%s@%d" % (path, os.stat(path).st_ctime_ns)
+        except OSError:
+            pass
+    return path
+
+
 def lock_path(port: str, folder: str | None = None) -> str:
-    key = hashlib.sha256(real_port(port).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    key = hashlib.sha256(port_key(port).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return os.path.join(folder or tempfile.gettempdir(), PREFIX + key + ".lock")
 
 

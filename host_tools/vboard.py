@@ -101,6 +101,7 @@ NET_FILE = "network"  # in <folder>/state: the network's state, for sim/network.
 PARTITION_FILE = "partition.bin"  # in <folder>/state: a link to the image the board runs
 STATE_MOUNT = "/.vboard"  # where the interpreter sees <folder>/state
 NOT_FROZEN = ("vboard_boot.py",)  # sim/ files that are host tooling, not the board's modules
+STOP_WAIT = 20  # s the relay may take to carry out "stop" before the interpreter is killed
 
 __all__ = ["VirtualBoard", "RESET_EXIT", "POWER_ON", "SOFT_FRIENDLY", "SOFT_RAW",
            "run_foreground", "micropython_command", "default_heap", "has_frozen_sim"]
@@ -330,7 +331,11 @@ class VirtualBoard:
     def stop(self) -> None:
         if self._relay is None:
             return
-        self._relay.command("stop")
+        if not self._relay.command("stop", timeout=STOP_WAIT):
+            # The relay's thread is held up (a loaded host, a blocked write):
+            # the interpreter must not outlive the board that ran it.
+            self._event("the relay did not stop within %d s: interpreter killed" % STOP_WAIT)
+            self._relay.kill()
         self._relay.join(10)
         self._counts = {n: getattr(self._relay, n) for n in (
             "boots", "crashes", "hard_resets", "soft_resets", "watchdog_resets", "bytes_in",

@@ -231,17 +231,23 @@ class Relay:
         self._thread = threading.Thread(target=self.run, name="vboard-relay", daemon=True)
         self._thread.start()
 
-    def command(self, name: str, wait: bool = True) -> None:
+    def command(self, name: str, wait: bool = True, timeout: float | None = None) -> bool:
+        """Queue a command for the relay's thread and, with wait, wait until it
+        was carried out (or the thread ended, or timeout s passed): whether it
+        was carried out."""
         done = threading.Event()
         self._cmds.put((name, done))
         try:
             os.write(self._wake_w, b"!")
         except (OSError, TypeError):
-            return
+            return False
         t = self._thread
         if wait and t is not None and t is not threading.current_thread():
+            deadline = None if timeout is None else time.monotonic() + timeout
             while t.is_alive() and not done.wait(0.05):
-                pass
+                if deadline is not None and time.monotonic() >= deadline:
+                    break
+        return done.is_set()
 
     def join(self, timeout: float) -> None:
         if self._thread is not None:

@@ -41,3 +41,26 @@ def test_damaged_and_other_lines_are_shown_as_they_are():
 def test_the_running_line_names_its_state():
     assert render("sicbo: Macau 2004, round 12, state %d" % E.ST_IDLE) == (
         "sicbo: Macau 2004, round 12, state idle")
+
+
+def test_lines_reads_a_port_it_opens_once():
+    # `sicbo console` on a pty: the port opened (exclusively) once, its lines
+    # given as they come, and the port and its lock freed when the reader stops.
+    import os
+    import pty
+
+    from host_tools.console import lines
+    from host_tools.portlock import holder
+
+    main, sub = pty.openpty()
+    try:
+        port = os.ttyname(sub)
+        os.write(main, b"first line\r\nsecond line\r\n")
+        got = []
+        for line in lines(port, stop=lambda: len(got) >= 2, open_timeout=2.0):
+            got.append(line)
+        assert got == ["first line", "second line"]
+        assert holder(port) is None
+    finally:
+        os.close(main)
+        os.close(sub)

@@ -586,3 +586,12 @@ def test_the_cache_deploy_writes_is_one_the_board_accepts(tmp_path):
     key = tablefiles.config_id(str(tmp_path / dp.BOARD_FILE), str(tmp_path / dp.TABLE_FILE))
     got = cache.load(str(tmp_path / dp.CACHE_FILE), key)
     assert got is not None and got[1].name == table.name and got[0].name == board.name
+
+
+def test_deploy_writes_where_the_board_reads():
+    # one set of paths: deploy's (host) and the firmware's (device/faults.py)
+    import faults
+
+    assert "/" + dp.BOARD_FILE == faults.BOARD_FILE
+    assert "/" + dp.TABLE_FILE == faults.TABLE_FILE
+    assert dp.JOURNAL_DIR == faults.JOURNAL_DIR

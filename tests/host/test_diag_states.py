@@ -284,6 +284,8 @@ def _clear(rig) -> str:
 # the fault's stage as the board names it.
 STAGE_FILES = [
     ("startup.mpy", "startup", E.F_START),  # start-up's own code, loaded before any stage
+    # the files' reader, which diag too loads only when a command needs it
+    ("tablefiles.mpy", "tablefiles", E.F_FILES),
     ("sicbo/settle.mpy", "sicbo.settle", E.F_FILES),
     ("sicbo/roundmachine.mpy", "sicbo.roundmachine", E.F_JOURNAL),
     ("hw/solenoid.mpy", "hw.solenoid", E.F_HARDWARE),

@@ -202,7 +202,10 @@ def test_a_refused_connection_is_told_once_and_retried_with_backoff(tmp_path, wh
         assert len(down) == 1 and down[0]["code"] == 5 and down[0]["detail"] == 5
         assert not d.kinds("up")
         assert 3 <= len(tries) <= 12  # backoff: 100, 200, 400, 800, 800 ms (+ jitter)
-        assert st["failures"] == len(tries) and st["cursor"] == 0
+        # the last connection the listener took may still be waiting for its
+        # answer when the driver's run ends: not yet counted a failure
+        assert len(tries) - 1 <= st["failures"] <= len(tries), (st["failures"], len(tries))
+        assert st["cursor"] == 0
         assert st["alive_calls"] > 10
     finally:
         ls.close()

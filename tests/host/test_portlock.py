@@ -100,6 +100,7 @@ def test_the_console_holds_the_port(board):
                 "sicbo %s: %s is in use by sicbo console (pid %d): stop it first (one program "
                 "at a time on a serial port)" % (argv[0], port, console.pid)), r.stderr
             assert "Traceback" not in r.stdout + r.stderr
+        assert console.poll() is None, console.communicate()  # the console still reads it
         # mpremote, unmodified, cannot open it (the console opened it exclusively)
         r = subprocess.run([MPREMOTE, "connect", port, "exec", "print(1)"],
                            capture_output=True, text=True, timeout=60)
