@@ -48,19 +48,40 @@ def test_lines_reads_a_port_it_opens_once():
     # given as they come, and the port and its lock freed when the reader stops.
     import os
     import pty
+    import threading
+    import time
 
     from host_tools.console import lines
     from host_tools.portlock import holder
 
     main, sub = pty.openpty()
+    done = threading.Event()
+
+    def board():  # a line now and then: what came before the port was opened is dropped
+        k = 0
+        while not done.is_set():
+            os.write(main, b"line %d\r\n" % k)
+            k += 1
+            done.wait(0.05)
+
+    port = os.ttyname(sub)
+    writer = threading.Thread(target=board, daemon=True)
+    writer.start()
+    got, held = [], []
+    deadline = time.monotonic() + 30
     try:
-        port = os.ttyname(sub)
-        os.write(main, b"first line\r\nsecond line\r\n")
-        got = []
-        for line in lines(port, stop=lambda: len(got) >= 2, open_timeout=2.0):
+        for line in lines(port, stop=lambda: len(got) >= 3 or time.monotonic() > deadline,
+                          open_timeout=2.0):
+            held.append(holder(port))
             got.append(line)
-        assert got == ["first line", "second line"]
-        assert holder(port) is None
+        freed = holder(port)  # asked while the pty still exists (its lock is named after it)
     finally:
+        done.set()
+        writer.join(5)
         os.close(main)
         os.close(sub)
+    assert len(got) == 3, got
+    first = int(got[0].split()[1])
+    assert got == ["line %d" % (first + k) for k in range(3)], got  # whole, in order
+    assert held == [(os.getpid(), "sicbo console")] * 3  # held while reading
+    assert freed is None  # and freed
