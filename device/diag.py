@@ -46,7 +46,14 @@ class _Context:
         """(board, cfg), or raise _Refused with the refusal as the board's boot
         would say it."""
         if self._files is None:
-            self._files = _read_files(self.board_path, self.table_path)
+            try:
+                self._files = _read_files(self.board_path, self.table_path)
+            except MemoryError:
+                # Once more, the parsers forgotten and the heap collected: the
+                # first parse's garbage may still have been held (the
+                # collector is conservative) at its peak.
+                gc.collect()
+                self._files = _read_files(self.board_path, self.table_path)
         if isinstance(self._files, str):
             raise _Refused(self._files)
         return self._files
@@ -81,13 +88,13 @@ class _Context:
                 self._table = SettlementTable(cfg)
             except _Refused as e:
                 self._table = str(e)
-            except MemoryError:
+            except MemoryError as e:
                 # a board in trouble: the journal is still read and said,
                 # without what needs the table (wins per area)
                 _board = cfg = None
                 gc.collect()
-                self._table = "not enough memory for the settlement table (%d bytes free)" % (
-                    gc.mem_free())
+                self._table = "not enough memory for the settlement table (%s; %d bytes " \
+                    "free)" % (e, gc.mem_free())
             except Exception as e:  # noqa: BLE001 - a damaged code file: say it, read on
                 self._table = "cannot make the settlement table: %s %s" % (
                     type(e).__name__, e)
