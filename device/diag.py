@@ -148,6 +148,8 @@ def _files_reader():
     f = faults.Faults(None, log=None)
     try:
         return f.load("tablefiles")
+    except MemoryError:
+        raise  # not the file's fault: the command says memory is short
     except Exception as e:  # noqa: BLE001 - said, not raised
         # f.module: "tablefiles (/tablefiles.mpy)", as a failed boot names it
         raise _Refused("cannot load the files' reader: loading %s: %s %s"
