@@ -97,8 +97,12 @@ class Demo:
             code = self.proc.wait(60)
         except subprocess.TimeoutExpired:
             # where it is stuck: the CLI dumps its threads' stacks on SIGUSR1
+            # (the main thread's last); then it is killed
             self.proc.send_signal(signal.SIGUSR1)
-            time.sleep(2)
+            try:
+                self.wait(r"^Current thread ", timeout=10)
+            except AssertionError:
+                pass  # no stacks came: the lines so far are said all the same
             self.proc.kill()
             self.thread.join(10)
             raise AssertionError("the demo did not stop within 60 s of its Ctrl-C; last "
