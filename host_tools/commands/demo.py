@@ -137,6 +137,7 @@ class BoardConsole:
         self._stop = threading.Event()
         self._last_d = None
         self._reader = None  # boardstate.LineReader
+        self.opens = 0  # how many times the port was (re)opened
 
     # ---- the port --------------------------------------------------------------
 
@@ -146,6 +147,8 @@ class BoardConsole:
         self._stop.clear()
         self._reader = LineReader()
         self._con = Console(self.port, "sicbo demo").open(timeout)
+        with self.cond:
+            self.opens += 1
         self._thread = threading.Thread(target=self._run, name="demo-console", daemon=True)
         self._thread.start()
 
@@ -179,6 +182,9 @@ class BoardConsole:
                 while not self._stop.is_set():
                     try:
                         con.open(0.5)
+                        with self.cond:
+                            self.opens += 1
+                            self.cond.notify_all()
                         break
                     except (OSError, serial.SerialException, UsageError):
                         # soon: nobody holding the port drops what the new

@@ -283,9 +283,20 @@ class Table:
                 if key.startswith("key_") or key in ("shake", "supervisor"):
                     table.handle({"op": "release", "key": key})
             mark = self.console.mark()
-            self.vb.power_on(timeout=0)
+            c = self.console
+            opens = c.opens
+            # The console takes the new port before the board starts: what
+            # a board prints with nobody attached is lost, its start-up
+            # line with it (under load the reader can be slower than a boot).
+            self.vb.power_on(timeout=0, before_boot=lambda: self._reopened(opens))
             self.wait_running(mark)
             return before, after, last
+
+    def _reopened(self, opens):
+        c = self.console
+        if not c.wait(lambda: c.opens > opens, DEADLINE_S):
+            raise AssertionError("%s: the console did not take the port again within %.0f s"
+                                 % (self.tid, DEADLINE_S))
 
     def stop(self):
         if self.console is not None:
