@@ -141,6 +141,13 @@ def main(argv=None):
     ap.add_argument("folder", nargs="?", default="tests/logic")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args(argv)
+    if args.folder.endswith(".py"):  # a test file named by its path
+        args.files.insert(0, os.path.basename(args.folder))
+        args.folder = os.path.dirname(args.folder) or "."
+    folder = os.path.join(REPO, args.folder)
+    for name in [""] + args.files:
+        if not os.path.exists(os.path.join(folder, name)):
+            ap.error("no test %s %s" % ("file" if name else "folder", os.path.join(folder, name)))
     names = args.files or sorted(n for n in os.listdir(os.path.join(REPO, args.folder))
                                  if n.startswith("test_") and n.endswith(".py"))
     exe = args.micropython or micropython()

@@ -253,3 +253,29 @@ def test_the_board_file_s_coil_limits_reach_the_coil_with_and_without_pwm_hold()
         b = parse_board(board_dict(**timings))
         sol = build.solenoid(b, ticks_ms=machine.sim_ticks_ms)
         assert (sol.max_on_ms, sol.rest_ms) == (180, 120), (timings, sol.max_on_ms, sol.rest_ms)
+
+
+def test_the_coil_s_limits_are_checked_where_it_is_made():
+    machine.sim_reset()
+    pin = Pin(COIL, Pin.OUT)
+    pwm = PWM(Pin(MOTOR), freq=20000, duty_u16=0)
+    for kw in ({"max_on_ms": 0}, {"max_on_ms": -5}, {"rest_ms": -1},
+               {"pwm": pwm, "hold_duty_u16": 65535, "pull_in_ms": 20},
+               {"pwm": pwm, "hold_duty_u16": -1, "pull_in_ms": 20},
+               {"pwm": pwm, "hold_duty_u16": HOLD, "pull_in_ms": 0}):
+        try:
+            Solenoid(pin, Timer(0), **kw)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("accepted %r" % (kw,))
+    try:
+        Solenoid(None, Timer(0))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("a coil with neither pin nor pwm")
+    sol = Solenoid(pin, Timer(0), max_on_ms=1, rest_ms=0, ticks_ms=machine.sim_ticks_ms)
+    assert sol.pulse(1) and machine.sim_output(COIL) == 1  # the smallest limits work
+    run(sol)
+    assert machine.sim_on_time(COIL) == [1]

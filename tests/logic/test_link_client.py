@@ -154,3 +154,61 @@ def test_closing_closes_the_socket_once_and_forgets_the_connection():
     assert c.poll(clock.now) == C.DOWN  # nothing read from the closed socket
     c.close()
     assert sock.closed == 1
+
+
+def test_every_other_fault_is_classified_too():
+    assert C.fault_of(OSError(), False) == (C.L_SOCKET, 0)  # no errno at all
+    assert C.fault_of(OSError("reset"), False) == (C.L_SOCKET, 0)
+    assert C.fault_of(OSError(111), False) == (C.L_SOCKET, 111)  # ECONNREFUSED
+    assert C.fault_of(OSError(-202), False) == (C.L_RESOLVE, 202)  # lwIP's getaddrinfo
+    assert C.fault_of(OSError(0), True) == (C.L_TLS, 0)  # CPython's ssl errors
+    assert C.fault_of(OSError(104), True) == (C.L_SOCKET, 104)  # a reset under TLS
+    assert C.fault_of(ValueError("x"), False) == (C.L_ERROR, 0)  # no TLS: not TLS's
+    assert C.fault_of(EOFError(), False) == (C.L_CLOSED, 0)
+    assert C.fault_of(KeyError("x"), True) == (C.L_ERROR, 0)
+
+
+def _publish(topic, payload, pid=None):
+    body = len(topic).to_bytes(2, "big") + topic
+    if pid is not None:
+        body += pid.to_bytes(2, "big")
+    body += payload
+    return bytes([0x32 if pid is not None else 0x30, len(body)]) + body
+
+
+def test_only_a_qos_1_publish_is_acknowledged():
+    c, sock, clock = _up()
+    got = []
+    c.got_publish = lambda p, now: got.append((p.qos, bytes(p.buf[p.payload:p.payload + p.payload_len])))
+    sock.incoming += _publish(b"sicbo/S1/T01/ack", b"7") + _publish(b"sicbo/S1/T01/ack", b"8", 0x1234)
+    n = len(sock.written)
+    c.poll(clock.now)
+    c.poll(clock.now)
+    assert got == [(0, b"7"), (1, b"8")]
+    assert sock.written[n:] == [b"\x40\x02\x12\x34"]  # one PUBACK, for the QoS 1 one
+
+
+def test_closing_while_opening_cancels_the_opener():
+    clock = Clock()
+    seen = []
+
+    async def opener(host, port, ssl, server_hostname):
+        try:
+            await asyncio.sleep(3600)  # a connection that does not come
+        except asyncio.CancelledError:
+            seen.append("cancelled")
+            raise
+
+    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=clock, opener=opener)
+
+    async def go():
+        c.open(clock.now)
+        for _ in range(3):
+            await asyncio.sleep(0)
+        assert c.state == C.OPENING
+        c.close()
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert seen == ["cancelled"] and c.state == C.DOWN

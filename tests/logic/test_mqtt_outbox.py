@@ -431,3 +431,113 @@ def test_records_journaled_go_at_the_next_pass_not_at_the_next_look():
     link.journaled()
     link.step(4)
     assert [p[4] for p in link.journal(n)] == [[6, 7, 8]]
+
+
+def test_the_window_is_one_to_eight_publishes():
+    for bad in (0, 9):
+        try:
+            Rig(_source(5), "window_bad", window=bad)
+        except ValueError as e:
+            assert "1..8" in str(e)
+        else:
+            raise AssertionError("window %d taken" % bad)
+    for window in (1, 8):
+        link = Rig(_source(200), "window_%d" % window, window=window)
+        link.connack(0)
+        assert len(link.journal()) == window
+
+
+class Station:
+    """A Wi-Fi station whose association the test decides."""
+
+    def __init__(self):
+        self.is_up = False
+
+    def up(self, now):
+        return self.is_up
+
+    def connected(self):
+        return self.is_up
+
+    def status(self):
+        return 201  # STAT_NO_AP_FOUND, say
+
+
+def test_without_wifi_nothing_is_opened_and_the_outage_waits_for_connect_ms():
+    # An association takes seconds: the outage is told only once the Wi-Fi
+    # was not up for connect_ms, on a clock that is not near 0.
+    t0 = 500000
+    wifi = Station()
+    link = Rig(_source(5), "nowifi", wifi=wifi, connect_ms=3000, ticks_ms=lambda: t0)
+    now = t0
+    while now < t0 + 2900:
+        link.step(now)
+        now += 50
+    assert link.sent == [] and link.state == C.DOWN and link.downs == []
+    while now < t0 + 3200:
+        link.step(now)
+        now += 50
+    assert link.downs == [(C.L_NETWORK, 201)] and link.sent == []
+    wifi.is_up = True
+    for _ in range(200):  # the backoff, then a connection
+        link.step(now)
+        if link.state == C.CONNECTING:
+            break
+        now += 50
+    assert link.state == C.CONNECTING
+
+
+def test_one_subscription_per_connection():
+    link = Rig(_source(60), "subscribe_once", window=2)
+    link.connack(0)
+    for now in range(1, 40):
+        j = link.journal()
+        link.deliver(b"".join(_puback(p[0]) for p in j[-2:]), now)
+        link.step(now)
+    assert len(link.journal()) > 4
+    assert [pkt[0] >> 4 for pkt in link.sent].count(8) == 1
+
+
+def test_a_go_back_does_not_publish_again_what_is_still_in_flight():
+    # Three batches sent, none PUBACKed, the ack not moving: the go-back
+    # finds each batch after the cursor in flight already (the broker has
+    # them; they go again with DUP only after a reconnection).
+    link = Rig(_source(30), "goback_inflight", window=4, ack_wait_ms=1000)
+    link.connack(0)
+    first = link.journal()
+    assert [p[4][0] for p in first] == [1, 15, 29]
+    n = len(link.sent)
+    link.step(1011)
+    link.step(1012)
+    assert linkkit.stats(link)["gobacks"] == 1
+    assert link.journal(n) == []
+
+
+def test_a_gap_after_the_cursor_is_said_by_the_status_once():
+    link = Rig(_source(30), "nogap")
+    link.connack(0)
+    assert link.skipped == 0
+    assert [p[3] for p in link.publishes()].count(b"sicbo/S1/T01/status") == 1
+    s = linkkit.MemorySource()
+    s.add(5, 30)  # 1..4 not in the journal (a corrupt stretch)
+    link = Rig(s, "gap")
+    link.connack(0)
+    link.step(1)
+    assert link.skipped == 5
+    link.step(2)
+    assert [p[3] for p in link.publishes()].count(b"sicbo/S1/T01/status") == 2
+
+
+def test_the_link_is_made_from_the_boards_floor_section():
+    from link.outbox import made
+
+    floor = {"site": "S1", "table": "T07", "broker": "10.0.0.5", "port": 1884,
+             "server_name": None, "keepalive_s": 45}
+    path = _dir("made") + "/cursor"
+    link = made(_source(3), [0, None, floor, None, b"table-secret", None, 300, "code-id", path])
+    assert (link.host, link.port, link.ka_ms, link.ssl, link.wifi) == ("10.0.0.5", 1884, 45000,
+                                                                        None, None)
+    assert link.t_ack == b"sicbo/S1/T07/ack" and link.cursor_path == path
+    assert link.code == "code-id" and len(link.tx) >= link._at + 512
+    hello = link._hello
+    assert hello.endswith(b"\x00\x03T07\x00\x0ctable-secret")  # user: the table, its password
