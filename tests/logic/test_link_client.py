@@ -179,8 +179,10 @@ def _publish(topic, payload, pid=None):
 def test_only_a_qos_1_publish_is_acknowledged():
     c, sock, clock = _up()
     got = []
-    c.got_publish = lambda p, now: got.append((p.qos, bytes(p.buf[p.payload:p.payload + p.payload_len])))
-    sock.incoming += _publish(b"sicbo/S1/T01/ack", b"7") + _publish(b"sicbo/S1/T01/ack", b"8", 0x1234)
+    c.got_publish = lambda p, now: got.append(
+        (p.qos, bytes(p.buf[p.payload:p.payload + p.payload_len])))
+    topic = b"sicbo/S1/T01/ack"
+    sock.incoming += _publish(topic, b"7") + _publish(topic, b"8", 0x1234)
     n = len(sock.written)
     c.poll(clock.now)
     c.poll(clock.now)
