@@ -136,8 +136,7 @@ class Faults:
     def contain(self, e, stage=None, detail=0):
         """Best effort, each step on its own: outputs off, the fault lamps,
         the fault counted and described in FAULT_FILE, a journal record (or
-        kept for a later boot to journal). Returns the failed boots in a
-        row, this one included. The caller resets the board."""
+        kept for a later boot to journal). The caller resets the board."""
         if stage is None:
             stage = self.stage
         hw = self.hw
@@ -179,7 +178,6 @@ class Faults:
                 self.log("sicbo: FAULT in stage %d: %s %s" % (stage, type(e).__name__, e))
         except Exception:  # noqa: BLE001
             pass
-        return n
 
     def lamps_on(self):
         """The fault pattern on the lamps: through the adapters' lamp driver,

@@ -81,3 +81,23 @@ def test_modules_loaded_by_name_are_seen_by_the_tests_that_reach_their_loader():
     boots = os.path.join(M.LOGIC, "test_faults.py")
     for rel in ("startup.py", "link/table.py", "link/plan.py", "bootfail.py"):
         assert boots in seen.get(rel, []), rel
+
+
+def test_every_equivalent_mutant_named_is_one_of_the_firmware_s():
+    # An entry that no longer matches a mutation point (its line edited) would
+    # silently stop excusing anything, or excuse nothing it names.
+    lines = {}
+    matched = set()
+    for m in M.all_mutants():
+        if m.file not in lines:
+            with open(os.path.join(M.DEVICE, m.file), encoding="utf-8") as f:
+                lines[m.file] = f.read().splitlines()
+        why = M.equivalent_reason(m, lines[m.file])
+        if why is not None:
+            for entry in M.EQUIVALENT:
+                if entry[0] == m.file and entry[2] == m.desc and entry[3] == why:
+                    prev, _, here = entry[1].rpartition("\n")
+                    if here in lines[m.file][m.line - 1]:
+                        matched.add(entry[:3])
+    missing = [e[:3] for e in M.EQUIVALENT if e[:3] not in matched]
+    assert missing == [], missing

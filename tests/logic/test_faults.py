@@ -90,8 +90,17 @@ def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
         fault_boot(t.folder, t.folder, OSError(5))
         assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == n
     log = []
+    from machine import Pin
+
+    for pin in (SOLENOID, BELL):  # driven high before the boot: out of service drives them low
+        Pin(pin, Pin.OUT, value=1)
     assert start(t.folder, log) is None  # no reset: out of service, at the REPL
-    assert any("OUT OF SERVICE" in line for line in log), log
+    said = [line for line in log if "OUT OF SERVICE" in line]
+    assert said and said[0].startswith("sicbo: OUT OF SERVICE after %d failed boots (last: "
+                                       % E.MAX_FAILED_BOOTS), log
+    assert any("diag.clear_fault()" in line for line in log), log
+    assert not any("lamps not lit" in line for line in log), log
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
     assert no_watchdog_reset()
     assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"]
     faults.Faults(t.folder + "/fault.txt").clear()
@@ -217,3 +226,22 @@ def test_the_fault_lamps_go_through_the_lamp_driver_there_is_or_say_why_not():
 
     g.hw = _Hw()
     assert g.lamps_on() is True and _Hw.lamps.frames == [b"\x01"]
+
+
+def test_the_fault_lamps_are_made_from_the_board_file_when_the_adapters_have_none():
+    # The hardware stage failed before it made its lamp driver: the fault
+    # path's Hardware has no lamps yet, so the fault lamps are driven from the
+    # board file alone.
+    from appkit import board_dict
+
+    from hw import Hardware
+    from sicbo.board import parse_board
+
+    log = []
+    f = faults.Faults(fresh_folder() + "/fault.txt", log.append)
+    f.hw = Hardware()
+    assert (f.hw.lamps, f.hw.solenoid, f.hw.bell, f.hw.motor) == (None, None, None, None)
+    f.board = parse_board(board_dict())
+    f.frame = bytearray(b"\x01")
+    assert f.lamps_on() is True, log
+    assert f.lamps is not None and log == []

@@ -211,6 +211,8 @@ def test_keychain_arguments_checked():
     _raises(ValueError, KeyChain, spi, load, 16, HIGH, ())
     _raises(ValueError, KeyChain, spi, load, 16, (15,), (15,))
     _raises(ValueError, KeyChain, spi, load, 16, (16,), LOW)
+    _raises(ValueError, KeyChain, spi, load, 16, (-1,), LOW)  # no bit before the first
+    _raises(ValueError, KeyChain, spi, load, 16, HIGH, (-1,))
     c = KeyChain(spi, load, 16, HIGH, LOW)
     _raises(ValueError, c.bit, 15)  # a sentinel is no key
     _raises(ValueError, c.bit, 16)

@@ -211,6 +211,35 @@ def test_closing_while_opening_cancels_the_opener():
         c.close()
         for _ in range(3):
             await asyncio.sleep(0)
+        # here, not at asyncio.run's end (CPython's cancels what is left)
+        assert seen == ["cancelled"] and c.state == C.DOWN
 
     asyncio.run(go())
-    assert seen == ["cancelled"] and c.state == C.DOWN
+
+
+def test_the_connack_is_waited_for_connect_ms_from_the_connect_not_the_open():
+    # A slow opening (a TLS handshake, say) does not eat into the broker's
+    # time to answer the CONNECT.
+    clock = Clock()
+    sock = Sock()
+
+    async def opener(host, port, ssl, server_hostname):
+        clock.now += 8000  # the opening took 8 s
+        return sock
+
+    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=60, ticks_ms=clock, opener=opener,
+                 connect_ms=10000)
+
+    async def go():
+        c.open(clock.now)
+        for _ in range(20):
+            if c.state != C.OPENING:
+                return
+            await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert c.state == C.CONNECTING
+    clock.now += 9000  # 17 s after the open, 9 s after the CONNECT
+    assert c.poll(clock.now) == C.CONNECTING
+    clock.now += 1001
+    assert c.poll(clock.now) == C.FAILED and (c.fault, c.detail) == (C.L_TIMEOUT, C.CONNECTING)

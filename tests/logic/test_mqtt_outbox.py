@@ -541,3 +541,14 @@ def test_the_link_is_made_from_the_boards_floor_section():
     assert link.code == "code-id" and len(link.tx) >= link._at + 512
     hello = link._hello
     assert hello.endswith(b"\x00\x03T07\x00\x0ctable-secret")  # user: the table, its password
+    # docs/floor.md: batches of at most 512 bytes of payload, at most 4 in flight
+    link.open = lambda now: Rig.open(link, now)
+    link.send = lambda buf, off, n, now: Rig.send(link, buf, off, n, now)
+    link.sent = []
+    link.source = _source(200)
+    now = link.ticks()  # the board's clock: made() gives it no other
+    link.step(now)
+    Rig.deliver(link, b"\x20\x02\x00\x00", now)
+    link.step(now)
+    journal = [p for p in Rig.publishes(link) if p[3].endswith(b"journal")]
+    assert [len(p[4]) for p in journal] == [14, 14, 14, 14]  # 14 records of 36 bytes: 504

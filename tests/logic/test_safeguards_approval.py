@@ -154,3 +154,18 @@ def test_the_wall_clock_counts_every_field_of_the_rtc():
     w = hw.WallClock(None)
     w.refresh(1000)
     assert w.seconds(1000) is None
+
+
+def test_the_wall_clock_reads_the_rtc_again_once_a_minute():
+    # Between reads the ticks count; a minute after the last read the RTC is
+    # read again, so that a clock set meanwhile (or drift) is taken.
+    rtc = _Rtc((2026, 11, 30, 0, 12, 0, 0, 0))
+    w = hw.WallClock(rtc)
+    w.refresh(0)
+    start = _wall(2026, 11, 30, 12 * 3600)
+    rtc.dt = (2026, 11, 30, 0, 12, 1, 30, 0)  # at the minute, 30 s ahead (set meanwhile)
+    assert w.seconds(59999) == start + 59  # not yet: the ticks count
+    assert w.seconds(60000) == start + 90  # a minute: the RTC read again
+    assert w.seconds(61000) == start + 91
+    rtc.dt = (2020, 1, 1, 0, 0, 0, 0, 0)  # lost (a year before any valid)
+    assert w.seconds(120000) is None

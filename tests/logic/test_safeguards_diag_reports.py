@@ -55,3 +55,34 @@ def test_sensors_and_status_read_the_inputs_as_they_are_now():
     assert rows["cover"][3] == "1" and not [x for x in _out if "differ" in x], _out
 
 
+
+
+def test_help_names_itself_and_every_command():
+    _table(play=False)
+    diag.help()
+    assert _out[0] == "diag: Sic Bo table diagnostics", _out
+    text = "\n".join(_out)
+    for command in ("status()", "sensors()", "lamps(", "solenoid()", "bell()", "recall(",
+                    "meters()", "journal(", "clear_fault()"):
+        assert command in text, (command, _out)
+
+
+def test_status_flags_a_violation_and_the_unfinished_round():
+    from appkit import Table, board_dict
+
+    t = Table(board=board_dict(bell_ms=50))
+    t.to_result()
+    t.enter(4, 5, 6)
+    t.set("cover", 1)  # covered before payout: a violation, the round unfinished
+    t.run(60)
+    t.close()
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
+    del _out[:]
+    diag.status()
+    line = [x for x in _out if x.startswith("alarms ")][0]
+    assert "VIOLATION" in line and "ALARM" in line and "round 1 unfinished" in line, line
+    del _out[:]
+    _table()  # a round played clean
+    diag.status()
+    line = [x for x in _out if x.startswith("alarms ")][0]
+    assert line.split() == ["alarms", "none"], line

@@ -225,3 +225,23 @@ def test_one_empty_segment_at_the_end_and_the_bytes_of_each_deleted():
     assert _firsts(st) == [4, 5] and st.total_bytes() == 2 * REC
     st.close()
     rmdir(d)
+
+
+def test_the_tables_journal_keeps_sixteen_kib_in_four_segments():
+    # The journal of a table without a floor link (startup opens it with the
+    # defaults): 4 segments of 4 KiB (docs/journal.md). Appended round by
+    # round far past that, it holds the newest records, never more than the
+    # budget plus the segment being written.
+    d = tmpdir("default_budget")
+    st = JournalStore(d)
+    st.boot(lambda piece: None)
+    assert (st.segment_bytes, st.max_segments) == (4096, 4)
+    for first in range(1, 2000, 10):
+        st.append(_recs(first, 10))
+        assert st.total_bytes() <= 4 * 4096 + 4096 + 10 * REC
+    assert len(st.segments()) <= 5
+    assert st.total_bytes() > 3 * 4096  # the history kept is the budget's, not less
+    firsts = _firsts(st)
+    assert firsts[0] > 1 and st.last == 2000
+    st.close()
+    rmdir(d)
