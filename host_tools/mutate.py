@@ -161,6 +161,20 @@ EQUIVALENT = (
     ("hw/switches.py", "RECOVER = const(2)", "2 -> 3", "the kinds are compared by name"),
     # link.client: the PUBACKs owed are written before they are read.
     ("link/client.py", "self._acks = [0] * _ACKS", "0 -> 1", _SET_FIRST),
+    # link.outbox.Link: what a connection needs is set when it comes up
+    # (_came_up), before the pass reads it; top only ever grows.
+    ("link/outbox.py", "self._next = cur", "deleted: `self._next = cur`", _SET_FIRST),
+    ("link/outbox.py", "self._sub_due = True", "deleted: `self._sub_due = True`", _SET_FIRST),
+    ("link/outbox.py", "if last > self.top:", "`>` -> `>=` in `last > self.top`",
+     "top set to the value it has"),
+    # memory.forget: module names never begin with a dot.
+    ("memory.py", "if dot > 0:", "`>` -> `>=` in `dot > 0`", "no module name begins with a dot"),
+    # startup.stage_hardware: each adapter drives its output off when it is
+    # made (hw.TimedOutput, hw.solenoid.Solenoid); all_off() is the backstop.
+    ("startup.py", "hw.all_off()", "deleted: `hw.all_off()`",
+     "every adapter drives its output off when made"),
+    # JournalStore: the firmware numbers segments from 1 (_open_new).
+    ("journal_store.py", "if n >= 0:", "0 -> 1", "segments are numbered from 1"),
 )
 
 

@@ -3,6 +3,8 @@
 # the app stopped into the REPL, recovery mode, the clock set back by hand, each
 # a record of its own after the journal's last one; none of it may keep an
 # output on or the REPL away.
+import struct
+
 import access
 import controller
 import faults
@@ -287,3 +289,61 @@ def test_the_clock_set_through_the_firmware_is_journaled_and_no_move():
     t2 = Table(folder=t.folder, reset=False)
     assert _moved(t.folder) == [] and t2.m.damaged == 0
     t2.close()
+
+
+def test_the_clock_is_moved_only_past_its_slack():
+    # startup.stage_clock: an RTC up to 2 s before the journal's last time
+    # is no move (the journal's time was taken a moment before the cut).
+    import startup
+
+    class _Wall:
+        def __init__(self, s):
+            self.s = s
+
+        def seconds(self, now):
+            return self.s
+
+    class _Ctl:
+        def __init__(self, rtc):
+            self.wall = _Wall(rtc)
+            self.notes = []
+
+        def _note(self, rtype, payload):
+            self.notes.append((rtype, bytes(payload)))
+
+    seen = 850000000
+    for rtc, moved in ((seen, False), (seen - 2, False), (seen - 3, True), (None, False)):
+        c = _Ctl(rtc)
+        assert startup.stage_clock(c, seen, 0) is moved, rtc
+        assert len(c.notes) == (1 if moved else 0)
+    c = _Ctl(seen - 3)
+    startup.stage_clock(c, seen, 0)
+    assert c.notes == [(R.J_CLOCK_MOVED, struct.pack("<II", seen, seen - 3))]
+    assert startup.stage_clock(_Ctl(seen - 100), None, 0) is False  # no time journaled yet
+
+
+def test_recovery_mode_reaches_the_repl_when_its_record_cannot_be_made():
+    import sys
+
+    class _Broken:
+        @staticmethod
+        def recovery(*args):
+            raise MemoryError("no room for the journal")
+
+    t = _played()
+    machine.sim_set(13, 0)  # key_confirm held
+    saved = sys.modules.get("access")
+    sys.modules["access"] = _Broken
+    log = []
+    try:
+        ctl, restart = faults.boot(faults.Faults(t.folder + "/fault.txt", log.append),
+                                   t.folder + "/board.json", t.folder + "/table.json",
+                                   t.folder, log=log.append, ticks_ms=machine.sim_ticks_ms)
+    finally:
+        machine.sim_set(13, 1)
+        if saved is not None:
+            sys.modules["access"] = saved
+        else:
+            del sys.modules["access"]
+    assert ctl is None and not restart
+    assert "sicbo: recovery mode not journaled" in log, log
