@@ -245,3 +245,32 @@ def test_the_fault_lamps_are_made_from_the_board_file_when_the_adapters_have_non
     f.frame = bytearray(b"\x01")
     assert f.lamps_on() is True, log
     assert f.lamps is not None and log == []
+
+
+def test_out_of_service_is_said_even_when_its_own_code_fails():
+    # bootfail (loaded only after the failed boots) may itself be what is
+    # damaged: the board stays out of service at the REPL, and says so.
+    import sys
+
+    class _Broken:
+        @staticmethod
+        def out_of_service(*args):
+            raise MemoryError("bootfail.mpy damaged")
+
+    t = Table()
+    t.close()
+    for _ in range(E.MAX_FAILED_BOOTS):
+        fault_boot(t.folder, t.folder, OSError(5))
+    saved = sys.modules.get("bootfail")
+    sys.modules["bootfail"] = _Broken
+    log = []
+    try:
+        assert start(t.folder, log) is None  # no reset, no table
+    finally:
+        if saved is not None:
+            sys.modules["bootfail"] = saved
+        else:
+            del sys.modules["bootfail"]
+    assert "sicbo: OUT OF SERVICE: MemoryError bootfail.mpy damaged" in log, log
+    assert no_watchdog_reset()
+    faults.Faults(t.folder + "/fault.txt").clear()

@@ -160,6 +160,8 @@ def test_every_other_fault_is_classified_too():
     assert C.fault_of(OSError(), False) == (C.L_SOCKET, 0)  # no errno at all
     assert C.fault_of(OSError("reset"), False) == (C.L_SOCKET, 0)
     assert C.fault_of(OSError(111), False) == (C.L_SOCKET, 111)  # ECONNREFUSED
+    # CPython's socket errors: (errno, text)
+    assert C.fault_of(OSError(111, "Connection refused"), False) == (C.L_SOCKET, 111)
     assert C.fault_of(OSError(-202), False) == (C.L_RESOLVE, 202)  # lwIP's getaddrinfo
     assert C.fault_of(OSError(0), True) == (C.L_TLS, 0)  # CPython's ssl errors
     assert C.fault_of(OSError(104), True) == (C.L_SOCKET, 104)  # a reset under TLS
