@@ -175,6 +175,17 @@ EQUIVALENT = (
      "every adapter drives its output off when made"),
     # JournalStore: the firmware numbers segments from 1 (_open_new).
     ("journal_store.py", "if n >= 0:", "0 -> 1", "segments are numbered from 1"),
+    # StoredChain.catch_up starts at the newest segment that begins at or
+    # before the chain's number; from the first instead it reads segments
+    # whose records follow() passes over (all below that number).
+    ("chainfile.py", "for i in range(len(segs)):", "deleted: `for i in range(len(segs)):`",
+     "follow() passes over records below the chain's number"),
+    # Controller.read_reader: the UART and the dice reader are made together
+    # (the board file's reader section), and a UART made with no timeout
+    # returns nothing at once when nothing waits: any() only saves a call.
+    ("controller.py", "if uart is None or rd is None or not uart.any():",
+     "`or` -> `and` in `uart is None or rd is None or (not uart.any())`",
+     "the UART and the dice reader exist together; readinto of nothing returns nothing"),
 )
 
 

@@ -347,3 +347,48 @@ def test_recovery_mode_reaches_the_repl_when_its_record_cannot_be_made():
             del sys.modules["access"]
     assert ctl is None and not restart
     assert "sicbo: recovery mode not journaled" in log, log
+
+
+
+def test_one_session_replays_the_journal_once_until_the_table_writes():
+    # Each record of a session (a clock set, then diag's tests) follows the
+    # last without reading the journal again: a diag session replays it once.
+    t = _played()
+    access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    store, rs = access.journal(t.folder)
+    access.record(R.J_DIAG, bytes((E.D_BELL, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    assert access.journal(t.folder) == (store, rs)
+    assert rs.seq == journal_records(t.folder)[-1].seq
+    access.close()
+    t2 = Table(folder=t.folder, reset=False)  # the table ran: the journal is read again
+    t2.close()
+    store2, rs2 = access.journal(t.folder)
+    assert store2 is not store and rs2.seq == journal_records(t.folder)[-1].seq
+    access.close()
+
+
+def test_a_provisioning_is_taken_by_the_first_record_written_from_outside():
+    # `sicbo deploy --provision`, then diag before the table boots again: the
+    # chain's first record (J_PROVISION) comes first, then the diag's, sealed.
+    import os
+
+    from chainkit import mac_ok, provision, raw_records, u32
+
+    from journal_store import KEY_NAME, PROVISION_NAME
+
+    t = _played()
+    before = journal_records(t.folder)[-1].seq
+    provision(t.folder)
+    access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    # two deploys a byte apart: a sealed record of odd and of even length
+    for name in ("/a.mpy", "/ab.mpy"):
+        access.deployed(R.CODE_FILES, "ab" * 32, "cd" * 6, [name], [], t.folder)
+    access.close()
+    names = os.listdir(t.folder)
+    assert PROVISION_NAME not in names and KEY_NAME in names
+    recs = [r for r in journal_records(t.folder) if r.seq > before]
+    assert [r.type for r in recs] == [R.J_PROVISION, R.J_DIAG, R.J_DEPLOY, R.J_DEPLOY], recs
+    assert {r.length % 2 for r in recs[2:]} == {0, 1}, [r.length for r in recs]
+    assert recs[0].wall is not None and recs[1].wall >= recs[0].wall  # the clock read for both
+    sealed = [raw for raw in raw_records(t.folder) if u32(raw, R.OFF_SEQ) > before]
+    assert len(sealed) == 4 and all(raw[R.OFF_FLAGS] & R.FLAG_MAC and mac_ok(raw) for raw in sealed)

@@ -113,3 +113,22 @@ def test_diag_names_every_access_record():
         line = _out[i]
         assert (" %s " % texts.J_NAMES[rec.type]) in line, (rec.type, line)
         assert "DAMAGED" not in line, line
+
+
+def test_a_diag_command_keeps_no_module_loaded_after_it():
+    # The REPL's heap after a command is what it was before: diag forgets
+    # the code each command loaded (MicroPython: memory.forget keeps
+    # CPython's modules, so there only the commands' output is checked).
+    import sys
+
+    t = _table()
+    _close(t)
+    before = set(sys.modules)
+    del _out[:]
+    diag.journal(3)
+    diag.recall(1)
+    diag.meters()
+    diag.bell()
+    assert len(_out) > 5 and not [line for line in _out if "failed" in line], _out
+    if sys.implementation.name == "micropython":
+        assert [n for n in sys.modules if n not in before] == []
