@@ -137,6 +137,24 @@ def test_a_task_that_dies_is_journaled_by_name_then_resets():
     assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == 1
 
 
+def test_without_a_watchdog_a_task_that_dies_is_named_by_its_row():
+    # A board run without its watchdog (start-up not asked to arm it): the
+    # task ids are the rows of controller.TASKS, and a dying task is still
+    # journaled by name, then the board reset.
+    t = Table()
+    t.hw.watchdog = None
+    t.hw.uart = _DyingUart()
+    resets = len(machine.sim_resets())
+    try:
+        controller.run(t.ctl)
+    except SystemExit:
+        pass
+    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+    found = [r for r in t.journal() if r.type == R.J_FAULT]
+    assert len(found) == 1 and found[0].p(0) == E.F_TASK, found
+    assert found[0].p(2) == task_id("reader")
+
+
 def test_a_late_task_is_named_before_the_watchdog_resets():
     t = Table()
     wd = t.hw.watchdog
