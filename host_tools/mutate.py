@@ -186,6 +186,23 @@ EQUIVALENT = (
     ("controller.py", "if uart is None or rd is None or not uart.any():",
      "`or` -> `and` in `uart is None or rd is None or (not uart.any())`",
      "the UART and the dice reader exist together; readinto of nothing returns nothing"),
+    # Solenoid: _fire() sets _forced and _held before the coil can be on,
+    # and update() reads them only while it is on.
+    ("hw/solenoid.py", "self._forced = False  # set by the timer callback",
+     "deleted: `self._forced = False`", _SET_FIRST),
+    ("hw/solenoid.py", "self._forced = False  # set by the timer callback\nself._held = False",
+     "deleted: `self._held = False`", _SET_FIRST),
+    # JournalStore.chain_next: at equality the assignment writes the value
+    # rs.seq already has.
+    ("journal_store.py", "if ch.seq > rs.seq + 1:", "`>` -> `>=` in `ch.seq > rs.seq + 1`",
+     "at equality rs.seq is set to the value it has"),
+    # DiceReader: the last valid reading's round is written by the line that
+    # makes it valid, before feed_byte() returns True, its only reader's cue.
+    ("sicbo/dicereader.py", "self.round = 0", "0 -> 1", _SET_FIRST),
+    # RoundMachine: the table's settle() sorts the dice (outcome_index).
+    ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
+     "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
+     "outcome_index sorts the dice"),
 )
 
 

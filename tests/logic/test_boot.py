@@ -32,6 +32,26 @@ def test_approval_effective_tomorrow_is_refused_before_the_watchdog():
     assert no_watchdog_reset()
 
 
+def test_a_table_refused_for_its_approval_stays_at_the_repl():
+    import faults
+
+    t = Table(rtc=(2026, 11, 4, 2, 23, 59, 59, 0), expect_refusal=True)  # files cached
+    log = []
+    # A reset would refuse again, and again: the board would never reach the REPL.
+    assert faults.boot(faults.Faults(t.folder + "/fault.txt", log.append),
+                       t.folder + "/board.json", t.folder + "/table.json", t.folder,
+                       log=log.append, ticks_ms=machine.sim_ticks_ms) == (None, False), log
+    assert any("effective from 2026-11-05 only" in line for line in log), log
+
+
+def test_the_running_table_keeps_its_lamps_for_a_fault_and_not_the_board_file():
+    t = Table()
+    # The fault path shows its pattern on the lamps start-up made; the board
+    # file it no longer needs is not held for the whole run.
+    assert t.faults.lamps is t.hw.lamps and t.faults.board is None
+    t.close()
+
+
 def test_approval_on_its_effective_day_runs():
     t = Table(rtc=(2026, 11, 5, 3, 0, 0, 0, 0))
     assert t.m.state == E.ST_IDLE and R.J_BOOT in t.types()

@@ -241,3 +241,19 @@ def test_config_errors_name_their_field():
             assert e.field == "name", e.field
         else:
             raise AssertionError("accepted name %r" % (bad,))
+
+
+def test_the_board_files_strip_is_driven_on_its_own_pin():
+    import machine
+
+    from hw import build
+
+    machine.sim_reset()
+    b = board.parse_board(_board(lamps={"bus": "neopixel", "pin": 23, "count": 16,
+                                        "colour": [0, 0, 255]}))
+    lamps = build.lamps(b, 2)
+    f = bytearray(2)
+    f[1] = 2  # channel 1 (sicbo.settle.set_channel)
+    lamps.write(f)
+    # Pixel 1 alone, in its colour (G, R, B on the wire).
+    assert machine.sim_neopixel(23) == bytes(5) + b"\xff" + bytes(42)

@@ -53,6 +53,8 @@ def test_diag_shows_voids_alarms_and_wins():
     assert [x for x in _out if x.startswith("alarms ") and "ALARM" in x], _out
     del _out[:]
     diag.meters()
+    # Reason 1 (stacked) is the first of the list: it is counted like the others.
+    assert "voids by     stacked 1, tamper 1" in _out, _out
     i = _out.index("wins per area (paid rounds):")
     cells = " ".join(_out[i + 1:]).split()
     assert "SMALL" in cells and cells[cells.index("SMALL") + 1] == "1", _out

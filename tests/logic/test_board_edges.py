@@ -1,0 +1,49 @@
+# The board file's floor section (sicbo.board): a Wi-Fi network name the
+# radio cannot join is refused, naming the field, before the table starts.
+from sicbo import board
+from sicbo.errors import ConfigError
+
+KEYS = ("supervisor", "key_bell", "key_void", "key_payout", "key_confirm",
+        "key_face_1", "key_face_2", "key_face_3", "key_face_4", "key_face_5",
+        "key_face_6")
+KEY_PINS = (32, 33, 14, 27, 13, 21, 22, 4, 16, 17, 38)
+
+
+def _board(floor):
+    inputs = {"cover": {"pin": 34, "pull": "none"},
+              "clasp_left": {"pin": 35, "pull": "none"},
+              "clasp_right": {"pin": 36, "pull": "none"},
+              "shake": {"pin": 39, "pull": "none"}}
+    for k in range(len(KEYS)):
+        inputs[KEYS[k]] = {"pin": KEY_PINS[k], "pull": "none" if KEY_PINS[k] >= 34 else "up",
+                           "invert": True}
+    return {
+        "name": "test board",
+        "inputs": inputs,
+        "outputs": {"solenoid": 25, "shaker_motor": 26, "bell": 15},
+        "lamps": {"bus": "hc595", "spi": 2, "sck": 18, "mosi": 23, "latch": 19},
+        "floor": floor,
+    }
+
+
+def _floor(**changes):
+    f = {"site": "S1", "table": "T07", "broker": "10.0.0.5"}
+    f.update(changes)
+    return f
+
+
+def test_a_wifi_name_of_1_to_32_characters_is_kept():
+    for name in ("f", "casino-floor", "x" * 32):
+        assert board.parse_board(_board(_floor(wifi=name))).floor["wifi"] == name
+    assert board.parse_board(_board(_floor())).floor["wifi"] is None
+
+
+def test_a_wifi_name_the_radio_cannot_join_is_refused_naming_the_field():
+    for wifi in ("", "x" * 33, 7, ["casino-floor"], True):
+        try:
+            board.parse_board(_board(_floor(wifi=wifi)))
+        except ConfigError as e:
+            assert e.field == "floor.wifi", (wifi, e)
+            assert str(e) == "floor.wifi: must be the Wi-Fi network's name (1 to 32 characters)"
+        else:
+            raise AssertionError("accepted wifi %r" % (wifi,))
