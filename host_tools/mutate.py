@@ -199,6 +199,17 @@ EQUIVALENT = (
     # DiceReader: the last valid reading's round is written by the line that
     # makes it valid, before feed_byte() returns True, its only reader's cue.
     ("sicbo/dicereader.py", "self.round = 0", "0 -> 1", _SET_FIRST),
+    # Outbox: _last_seq_of is called with n > 0 only (a window entry's or a
+    # read's length), so its loop always sets seq.
+    ("link/outbox.py", "seq = 0", "0 -> 1", _SET_FIRST),
+    # Outbox.journaled compares said with self.said only when said >= 0.
+    ("link/outbox.py", "self.said = -1", "1 -> 2", "any negative value means: nothing said yet"),
+    # Source.read: nxt is only tested for < 0 before it is used.
+    ("link/source.py", "nxt = -1", "1 -> 2", "any negative value means: no next segment"),
+    # Source.read: at out == got, valid_at finds no record (too short): the
+    # loop ends with nothing changed.
+    ("link/source.py", "while out < got:", "`<` -> `<=` in `out < got`",
+     "no record starts at the end of what was read"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",

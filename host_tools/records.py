@@ -53,6 +53,12 @@ def _meter_names():
 
 
 KINDS = ("code", "dice", "byte", "bytes", "u16", "u32", "wall", "text")
+# The lo..hi a field of each kind must declare, "code" aside (its range is
+# what its type allows, checked on the board): the whole range of a die or a
+# byte, and 0..0 for a number or a text, whose values are not ranged. A range
+# declared but not checked would say what the board does not do.
+_WHOLE = {"dice": (1, 6), "byte": (0, 255), "bytes": (0, 255), "u16": (0, 0), "u32": (0, 0),
+          "wall": (0, 0), "text": (0, 0)}
 
 
 def tables():
@@ -91,10 +97,18 @@ def tables():
         check_at[code] = len(checks) // 5
         if code in by_code:
             room = varlen[code] or R.PAYLOAD  # the bytes every record of the type has
-            for _fname, off, size, kind, lo, hi, _names in by_code[code][2]:
+            for fname, off, size, kind, lo, hi, _names in by_code[code][2]:
                 if kind not in KINDS:
                     raise ValueError("record type %d: field kind %r is not one of %s"
                                      % (code, kind, KINDS))
+                if kind == "code":
+                    if not 0 <= lo <= hi <= 255:
+                        raise ValueError("record type %d: field %s: a code's range %d..%d is "
+                                         "not within 0..255" % (code, fname, lo, hi))
+                elif (lo, hi) != _WHOLE[kind]:
+                    raise ValueError("record type %d: field %s: a %s field is not checked "
+                                     "against a range: declare %d..%d" % ((code, fname, kind)
+                                                                         + _WHOLE[kind]))
                 if kind == "text":
                     # The rest of a payload that is not fixed, unchecked.
                     if not varlen[code] or off != varlen[code] or size:

@@ -188,7 +188,9 @@ CHECK_PARTITION = const(2)  # J_VERIFY: those and the running application partit
 # lo..hi is what the type allows, `names` the sicbo.texts table that names
 # it), "dice" (size dice, each 1..6), "byte", "bytes", "u16", "u32", "wall" (a
 # u32 of seconds since 2000-01-01 UTC, 0 for none), "text" (UTF-8 to the end of
-# a payload that is not fixed, VARIABLE). A record type:
+# a payload that is not fixed, VARIABLE). Only a code's lo..hi is checked on
+# the board: the other kinds declare their whole range (1..6 a die, 0..255 a
+# byte), or 0..0 for a number or a text (host_tools/records.py refuses others). A record type:
 # (code, name, fields, follows, meter, text): `follows` the round states
 # (ST_* of sicbo.events) a record of this type may follow, ALWAYS for any;
 # `meter` the counter it adds one to (a name of sicbo.meters.NAMES), None if
