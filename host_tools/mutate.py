@@ -210,6 +210,10 @@ EQUIVALENT = (
     # loop ends with nothing changed.
     ("link/source.py", "while out < got:", "`<` -> `<=` in `out < got`",
      "no record starts at the end of what was read"),
+    # SettlementTable: a channel's area index is only tested for < 0 (a spare
+    # or a status lamp) before it is used.
+    ("sicbo/settle.py", "i = areas.index_of(name) if name is not None else -1", "1 -> 2",
+     "any negative index means: no bet area on this channel"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
