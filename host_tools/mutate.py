@@ -214,6 +214,13 @@ EQUIVALENT = (
     # or a status lamp) before it is used.
     ("sicbo/settle.py", "i = areas.index_of(name) if name is not None else -1", "1 -> 2",
      "any negative index means: no bet area on this channel"),
+    # MQTTClient: the offset of a partial write is set with its length, and
+    # read only while that length is not 0.
+    ("link/client.py", "self._poff = 0", "0 -> -1", _SET_FIRST),
+    # MQTTClient._pull: after _fail the state is FAILED, which the next
+    # lines return on (_take matches no packet kind for a negative k).
+    ("link/client.py", "self._fail(L_PROTOCOL, -k)\nreturn", "deleted: `return`",
+     "the failed state returns at the next line"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
@@ -646,18 +653,60 @@ def time_limit(tests, seconds, floor):
     return max(floor, TIME_FACTOR * sum(seconds.get(t, 0.0) for t in tests) + TIME_SLACK_S)
 
 
+# What only MicroPython does, and the logic tests that check it there: a
+# mutant of these (a file, and a text on the mutated line or None for any
+# line) that CPython's tests let survive runs these files on the unix port
+# too, from the mutated sources. memory.forget drops modules on MicroPython
+# only (CPython keeps its modules).
+ON_MICROPYTHON = (
+    ("memory.py", None, ("test_memory.py",)),
+    ("diag.py", "memory.forget(", ("test_access_diag.py",)),
+)
+MICROPYTHON_HEAP = "4m"  # function, not memory: sources compiled in the VM
+
+
+def micropython_tests(m, lines):
+    """The logic test files to run on the unix port for mutant m, if any."""
+    text = lines[m.line - 1] if 0 < m.line <= len(lines) else ""
+    for file, snippet, names in ON_MICROPYTHON:
+        if file == m.file and (snippet is None or snippet in text):
+            return names
+    return ()
+
+
+def _micropython(root, names):
+    """(killed?, how): the logic test files `names` on the unix port, with
+    root's device/ (the mutant) and the checkout's sim/ and tests/."""
+    from host_tools import mprun
+
+    for name in names:
+        try:
+            _passed, failed, _out = mprun.run_file(os.path.join(root, "tests", "logic"), name,
+                                                   MICROPYTHON_HEAP)
+        except subprocess.TimeoutExpired:
+            return True, "timeout"
+        if failed:
+            return True, "failed on MicroPython"
+    return False, "survived"
+
+
 class _Worker:
     def __init__(self, base):
         self.root = tempfile.mkdtemp(prefix="sicbo-mutate-", dir="/tmp")
         self.device = os.path.join(self.root, "device")
         shutil.copytree(base, self.device, ignore=shutil.ignore_patterns("__pycache__"))
+        # mp_runner finds device/, sim/ and the tests beside the folder it is given.
+        os.symlink(os.path.join(REPO, "sim"), os.path.join(self.root, "sim"))
+        os.symlink(os.path.join(REPO, "tests"), os.path.join(self.root, "tests"))
 
     def run(self, m, source, tests, timeout):
         path = os.path.join(self.device, m.file)
         with open(path, "w", encoding="utf-8") as f:
             f.write(mutate(source, m.index))
         try:
-            return _pytest(tests, self.device, timeout)
+            killed, how = _pytest(tests, self.device, timeout)
+            names = () if killed else micropython_tests(m, source.split("\n"))
+            return _micropython(self.root, names) if names else (killed, how)
         finally:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(source)
