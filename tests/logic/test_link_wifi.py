@@ -52,3 +52,11 @@ def test_station_connects_and_reconnects_with_backoff():
     network.sim_link(True)
     assert st.up(3000)
     network.sim_link(None)
+
+
+def test_a_station_made_without_a_wlan_drives_the_boards_own():
+    w = _fresh()
+    st = Station("floor", "key")  # as the board makes it: network.WLAN(STA_IF)
+    assert not st.up(0)
+    assert st.up(1) and w.isconnected() and w.active()
+    network.sim_link(None)
