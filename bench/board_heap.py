@@ -1,4 +1,4 @@
-"""The smallest heap the table runs in, bisected (issue 8, items 3 and 5).
+"""The smallest heap the table runs in, bisected.
 
     .venv/bin/python bench/board_heap.py [--micropython EXE ...] [--all]
         [--rounds 1000] [--cut-every 10] [--seed 5] [--step 1] [--quick] [-v]
@@ -952,9 +952,9 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1, base=None):
              if kib * 1024 <= board else "does NOT fit, %.1f KiB short" % (kib - board / 1024)),
           flush=True)
     if interp.bits == 32:
-        # Issue 8's goals under the board's heap: the .mpy firmware at 90 KiB
+        # The goals under the board's heap: the .mpy firmware at 90 KiB
         # (room for a TLS link), the frozen image in the heap before it grows;
-        # with the link (issue 17): 96 and 52 KiB.
+        # with the link: 96 and 52 KiB.
         if linked:
             goal = heaps.LINK_GOAL_FROZEN if interp.frozen else heaps.LINK_GOAL
         else:

@@ -1,4 +1,4 @@
-"""Power cuts on the virtual board (issue 5).
+"""Power cuts on the virtual board.
 
     .venv/bin/python bench/powercut_vboard.py [--rounds 1000] [--cuts N] [--seed 5]
 

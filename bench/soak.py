@@ -1,4 +1,4 @@
-"""Host wrapper of the soak (issue 5): compiles the firmware, the simulated
+"""Host wrapper of the soak: compiles the firmware, the simulated
 machine and the test kits to .mpy (build/mpy, as host_tools.mprun does), then
 runs bench/soak_rounds.py on the MicroPython unix port at the board's heap.
 

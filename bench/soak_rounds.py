@@ -1,4 +1,4 @@
-# Soak of the whole controller on the MicroPython unix port (issue 5):
+# Soak of the whole controller on the MicroPython unix port:
 #   python -c "from host_tools.mprun import compile_trees; compile_trees()"
 #   micropython -X heapsize=111936 bench/soak_rounds.py [rounds] [seed] [cut_every]
 # or `python bench/soak.py [rounds] [seed] [cut_every]` (compiles, then runs

@@ -20,8 +20,8 @@ import subprocess
 
 BOARD_HEAP = 111936  # bytes: the ESP32's heap after its one growth
 BOARD_HEAP_INITIAL = 56 * 1024  # before it grows: the frozen image's target
-BOOT_GOAL = 90 * 1024  # issue 8: .mpy firmware boots and plays at or under this
-# Issue 17: with the floor link connected and publishing (plain TCP on the
+BOOT_GOAL = 90 * 1024  # the .mpy firmware boots and plays at or under this
+# With the floor link connected and publishing (plain TCP on the
 # 32-bit VM: on the ESP32 mbedtls allocates from the IDF heap).
 LINK_GOAL = 96 * 1024  # the .mpy firmware
 LINK_GOAL_FROZEN = 52 * 1024  # the frozen image

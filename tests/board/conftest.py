@@ -1,4 +1,4 @@
-"""The ESP32-heap gate's board tests (issue 8): real boots through main.py on
+"""The ESP32-heap gate's board tests: real boots through main.py on
 the virtual board running the 32-bit VM, at the board's heap.
 
     SICBO_VM32=build/vm32/sim/micropython SICBO_VM32_FROZEN=build/vm32/frozen/micropython \\

@@ -3,9 +3,9 @@ allocates like the ESP32), with the firmware deployed by `sicbo deploy` as the
 README says, on a journal filled to its cap (rotation's budget: 4 segments of
 4 KiB, the oldest deleted): the board must reach the running table (its
 console line `sicbo: <table name>, round N, state S`) and settle the rounds
-played after it (issue 8, item 2), at the board's heap and at the goals of
-issue 8: 90 KiB for the .mpy firmware (item 3, on the bench worker), 56
-KiB, the heap before it grows, for the frozen image (item 4).
+played after it, at the board's heap and at the heap goals
+(host_tools/heaps.py): 90 KiB for the .mpy firmware (on the bench worker), 56
+KiB, the heap before it grows, for the frozen image.
 The smallest heaps (with 1,000 rounds and power cuts) are figures of
 bench/board_heap.py."""
 
@@ -143,7 +143,7 @@ def test_frozen_image_boots_on_a_full_journal_at_the_boards_heap(vm32_frozen, tm
     """(b) The production image (firmware frozen in: deploy copies only main.py,
     board.json, table.json and the configuration cache) boots on a full
     journal and plays at the ESP32's heap, and in the heap the ESP32 starts
-    with, before it grows (56 KiB: issue 8's goal for the frozen image). The
+    with, before it grows (56 KiB: the frozen image's goal). The
     smallest heaps, with 1,000 rounds and power cuts, are figures:
     `bench/board_heap.py --all` bisects them."""
     out = _boot_on_prefilled(vm32_frozen, heaps.BOARD_HEAP, str(tmp_path / "vb"),

@@ -5,7 +5,7 @@ reached through the virtual board's network relay) and the floor service
 storing and acknowledging, on a journal filled to its cap by the same
 firmware: the board must reach the running table, the link must connect
 and the floor acknowledge every record the journal holds, then the rounds
-played after it are settled and stored too (issue 17, item 9).
+played after it are settled and stored too.
 
 Heaps: the frozen image on the virtual board at the board's heap (111,936
 bytes, the ESP32's after its one growth). The .mpy firmware with its link

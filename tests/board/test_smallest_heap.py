@@ -1,6 +1,6 @@
 """The smallest heap at which the .mpy firmware boots on a full journal and
 plays rounds with power cuts, bisected in 1 KiB steps on the 32-bit VM
-(bench/board_heap.py, issue 8 item 2; `make bench` runs it at 1,000 rounds):
+(bench/board_heap.py; `make bench` runs it at 1,000 rounds):
 at most the ESP32's heap, 111,936 bytes."""
 
 from boardkit import figure

@@ -1,7 +1,7 @@
 """Power cuts on a provisioned virtual board (the virtual board's power_cut,
 at random moments, many times, as bench/powercut_vboard.py makes them):
 every boot runs, nothing is lost or doubled, and the board's journal then
-verifies against the key store, every record with its MAC (issue 19)."""
+verifies against the key store, every record with its MAC."""
 
 import importlib.util
 import os

@@ -1,4 +1,4 @@
-"""The MAC chain against each alteration (issue 19 item 3): journals pulled
+"""The MAC chain against each alteration: journals pulled
 from virtual boards provisioned with `sicbo deploy --provision` (a board with
 a power cut mid-round, its journal put back from an older copy, a board
 provisioned again, a second table, a board never provisioned), altered by

@@ -249,7 +249,7 @@ def test_codes_are_named_in_lines_and_json(tmp_path, capsys):
     assert (listed[3]["reset"], listed[3]["reset_code"]) == (None, 9)
 
 
-# ---- Damage as data, never a traceback (issue 9) -------------------------------------
+# ---- Damage as data, never a traceback ----------------------------------------------
 
 
 def _rec(t, seq, rid, payload=bytes(8)):

@@ -1,4 +1,4 @@
-"""Fuzzing of every parser that takes outside bytes (issue 5): the dice-reader
+"""Fuzzing of every parser that takes outside bytes: the dice-reader
 line protocol, the board and table files, the journal reader and the wager file
 of `sicbo settle --wagers`. Random and mutated inputs must always end in a
 clear error or a counted rejection: never an escaping exception, never a

@@ -1,5 +1,5 @@
 """Power cuts on the virtual board, the short version of
-bench/powercut_vboard.py (issue 5, issue 9): 20 rounds through the simulated
+bench/powercut_vboard.py: 20 rounds through the simulated
 table, the interpreter killed at 10 random moments (seeded) and restarted, at
 the board's heap (host_tools/heaps.py). Every boot reaches the running table
 (the app's `sicbo: <table>, round N, state S` line on the console), no fault

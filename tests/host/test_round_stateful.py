@@ -1,9 +1,9 @@
-"""Stateful property test of the round machine (issue 5): random sequences of
+"""Stateful property test of the round machine: random sequences of
 events, including every event in every wrong state and power cuts at random
 moments, checked after every step against the invariants of the regulated
 round. The model below tracks only what the test sent, not the machine's view.
 After every step, live play equals replay: a fresh machine fed the journal's
-bytes is in the very state of the machine that wrote them (issue 10)."""
+bytes is in the very state of the machine that wrote them."""
 
 import os
 

@@ -1,6 +1,6 @@
 """The whole table on the virtual board, with the real mpremote: deploy, a
 round through the simulated table, every diag command, the journal pulled to
-the host, and a power cut mid-round recovered (issue 4)."""
+the host, and a power cut mid-round recovered."""
 
 import json
 import os

@@ -12,7 +12,7 @@ def test_codes_are_unique():
 
 
 def test_no_module_getattr_misspelt_names_fail():
-    # Real names only (issue 10): no module __getattr__ that accepts any name.
+    # Real names only: no module __getattr__ that accepts any name.
     from sicbo import journal, settle, texts
 
     for mod in (areas, journal, settle, texts):

@@ -1,4 +1,4 @@
-# A replay that trusts no record (issue 9): CRC-valid records that their type,
+# A replay that trusts no record: CRC-valid records that their type,
 # the sequence, the round or the round's state does not allow are counted as
 # damage and never applied; resume journals them (J_DAMAGE, an alarm) and
 # voids or holds the unfinished round; recall and the log lines skip them and
