@@ -152,6 +152,45 @@ def decimal(buf, at, n):
     return v if v <= 0xFFFFFFFF else -1
 
 
+def put(buf, at, data):
+    """data written into buf at `at`; returns the offset after it."""
+    end = at + len(data)
+    buf[at:end] = data
+    return end
+
+
+def put_decimal(buf, at, v):
+    """The integer v written into buf at `at` in ASCII decimal, without
+    making its text; returns the offset after it."""
+    if v < 0:
+        buf[at] = 45  # "-"
+        at += 1
+        v = -v
+    end = at + 1
+    t = v
+    while t >= 10:
+        t //= 10
+        end += 1
+    i = end
+    while i > at:
+        i -= 1
+        buf[i] = 48 + v % 10
+        v //= 10
+    return end
+
+
+def put_hex(buf, at, data):
+    """data written into buf at `at` in lower-case hex digits; returns the
+    offset after them."""
+    for b in data:
+        d = b >> 4
+        buf[at] = d + (48 if d < 10 else 87)
+        d = b & 15
+        buf[at + 1] = d + (48 if d < 10 else 87)
+        at += 2
+    return at
+
+
 def same(buf, at, n, s):
     """buf[at:at + n] == s, without a copy."""
     if n != len(s):

@@ -120,7 +120,7 @@ def made(store, plan):
     link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"], plan[8], ssl=ssl,
                 server_hostname=fl["server_name"], password=plan[4], wifi=wifi,
                 keepalive_s=fl["keepalive_s"], largest=plan[6])
-    link.code = plan[7]
+    link.code = plan[7].encode()  # the status is made of bytes
     return link
 
 
@@ -149,7 +149,7 @@ class Link(C.Client):
         self._payload = memoryview(self.tx)[self._at:]
         self.source = source
         self.cursor_path = cursor_path
-        self.status = status
+        self.status = status  # status(buf): the status written into buf, its length
         self.on_up = up
         self.on_down = down
         self.alive = alive
@@ -176,7 +176,7 @@ class Link(C.Client):
         self._saved = cur
         self._next = cur  # the next batch follows this sequence number
         self.skipped = 0  # the first record the journal holds after the cursor, when not cursor + 1
-        self.code = ""  # the running code's identity, for the status (its owner sets it)
+        self.code = b""  # the running code's identity, for the status (its owner sets it)
         self.said = -1  # the round and state the status said (journaled)
         self._more = True
         self._status_due = True
@@ -367,11 +367,8 @@ class Link(C.Client):
                 return pid
 
     def _send_status(self, now):
-        data = self.status() if self.status is not None else self._status()
-        n = len(data)
-        if n > len(self._payload):
-            n = len(self._payload)
-        self._payload[0:n] = data[0:n]
+        status = self.status if self.status is not None else self._status
+        n = status(self._payload)
         pid = self._pid()
         start = mqtt.publish(self.tx, self._at, n, self.t_status, pid, True, False)
         if self.send(self.tx, start, self._at + n - start, now):
@@ -395,9 +392,13 @@ class Link(C.Client):
             self._head_sent = h
             self._head_due = False
 
-    def _status(self):
-        return ('{"online": true, "seq": %d, "acked": %d}'
-                % (self.source.last_seq(), self.cursor)).encode()
+    def _status(self, buf):
+        # The status without a table (docs/floor.md), written into buf.
+        o = mqtt.put(buf, 0, b'{"online": true, "seq": ')
+        o = mqtt.put_decimal(buf, o, self.source.last_seq())
+        o = mqtt.put(buf, o, b', "acked": ')
+        o = mqtt.put_decimal(buf, o, self.cursor)
+        return mqtt.put(buf, o, b"}")
 
     def _resend(self, now):
         i = self._redo

@@ -7,11 +7,11 @@
 # stay in it (docs/floor.md).
 
 import time
-from binascii import hexlify
 
 from controller import Controller
 from micropython import const
 
+from link.mqtt import put, put_decimal, put_hex
 from sicbo import events as E
 from sicbo import records as R
 
@@ -20,7 +20,7 @@ _LINK_RETRY_MS = const(60000)  # the link could not be made (out of memory): tri
 _L_MEMORY = const(11)  # link.client's L_MEMORY, L_ERROR (docs/floor.md)
 _L_ERROR = const(12)
 # The status the link publishes names the round's state (sicbo.events ST_*).
-_STATES = ("idle", "shaking", "open", "closed", "result", "paying", "hold")
+_STATES = (b"idle", b"shaking", b"open", b"closed", b"result", b"paying", b"hold")
 
 
 def attach(ctl, plan):
@@ -85,20 +85,39 @@ class LinkedController(Controller):
         self._note(R.J_LINK, bytes((R.LINK_UP, 0, 0, 0, a & 0xFF, (a >> 8) & 0xFF,
                                     (a >> 16) & 0xFF, a >> 24)))
 
-    def floor_status(self):
-        """The table's status for the floor (docs/floor.md), as JSON bytes."""
+    def floor_status(self, buf):
+        """The table's status for the floor (docs/floor.md), JSON written
+        into buf (the link's payload): its length. Written in place, since
+        the heap's peak with the link connected is here: a text formatted
+        first needs a free block of its whole length."""
         m = self.m
         link = self.link
         store = self.store
         if link is None:
-            return b""
-        missing = ""
+            return 0
+        o = put(buf, 0, b'{"online": true, "code": "')
+        o = put(buf, o, link.code)
+        o = put(buf, o, b'", "config": "')
+        o = put_hex(buf, o, m.config_id)
+        o = put(buf, o, b'", "round": ')
+        o = put_decimal(buf, o, m.round)
+        o = put(buf, o, b', "state": "')
+        o = put(buf, o, _STATES[m.state])
+        o = put(buf, o, b'", "boot": ')
+        o = put_decimal(buf, o, m.boot)
+        o = put(buf, o, b', "seq": ')
+        o = put_decimal(buf, o, store.last)
+        o = put(buf, o, b', "oldest": ')
+        o = put_decimal(buf, o, store.oldest())
+        o = put(buf, o, b', "acked": ')
+        o = put_decimal(buf, o, link.cursor)
         if link.skipped > link.cursor + 1:
-            missing = ', "missing": [[%d, %d]]' % (link.cursor + 1, link.skipped - 1)
-        return ('{"online": true, "code": "%s", "config": "%s", "round": %d, "state": "%s", '
-                '"boot": %d, "seq": %d, "oldest": %d, "acked": %d%s}' % (
-                    link.code, hexlify(m.config_id).decode(), m.round, _STATES[m.state],
-                    m.boot, store.last, store.oldest(), link.cursor, missing)).encode()
+            o = put(buf, o, b', "missing": [[')
+            o = put_decimal(buf, o, link.cursor + 1)
+            o = put(buf, o, b", ")
+            o = put_decimal(buf, o, link.skipped - 1)
+            o = put(buf, o, b"]]")
+        return put(buf, o, b"}")
 
     def link_pass(self, now):
         """The link task's pass: the link's own (its faults contained), then

@@ -40,7 +40,7 @@ class _Floor:
     def __init__(self, cursor=0):
         self.cursor = cursor
         self.skipped = 0
-        self.code = ""
+        self.code = b""
         self.passes = 0
 
     def tick(self, now):
@@ -160,4 +160,28 @@ def test_an_acknowledgement_makes_room_in_a_full_journal_at_once():
     seqs = [r.seq for r in _records(st)]
     assert seqs == list(range(seqs[0], seqs[-1] + 1)) and seqs[-1] > last  # a checkpoint heads it
     assert last - 7 in seqs
+    _close(d, ctl)
+
+
+def test_the_status_names_the_table_as_the_journal_has_it():
+    import json
+
+    d, ctl = _table("status")
+    buf = memoryview(bytearray(300))
+    assert ctl.floor_status(buf) == 0  # no link: nothing to say
+    ctl.m.config_id[:] = bytes(range(0xA0, 0xA0 + R.CONFIG_ID_LEN))
+    for n in range(3):
+        ctl.link_down(3, n)
+    ctl.link = link = _Floor(2)
+    link.code = b"0123456789abcdef"
+    n = ctl.floor_status(buf)
+    got = json.loads(bytes(buf[:n]))
+    want = {"online": True, "code": "0123456789abcdef",
+            "config": "".join("%02x" % b for b in range(0xA0, 0xA0 + R.CONFIG_ID_LEN)),
+            "round": ctl.m.round, "state": "idle", "boot": ctl.m.boot, "seq": ctl.store.last,
+            "oldest": ctl.store.oldest(), "acked": 2}
+    assert got == want, got
+    link.skipped = 1000000007  # records past the cursor the floor will never get
+    got = json.loads(bytes(buf[:ctl.floor_status(buf)]))
+    assert got["missing"] == [[3, 1000000006]] and got["acked"] == 2, got
     _close(d, ctl)

@@ -185,3 +185,15 @@ def test_encoding_a_publish_and_parsing_an_ack_allocate_nothing():
                 p.drop()
         used = gc.mem_alloc() - before
     assert used == 0, used
+
+
+def test_numbers_and_hex_are_written_in_place_as_their_text():
+    buf = bytearray(16)
+    for v in (0, 7, 9, 10, 99, 100, 65535, 4294967295, -1, -120):
+        buf[:] = b"." * 16
+        end = mqtt.put_decimal(buf, 2, v)
+        assert bytes(buf[2:end]) == str(v).encode() and buf[end] == 46 and buf[1] == 46, v
+    buf[:] = b"." * 16
+    assert mqtt.put_hex(buf, 1, b"\x00\x09\x0a\xf0\xff") == 11
+    assert bytes(buf) == b".00090af0ff....."
+    assert mqtt.put(buf, 11, b"end") == 14 and bytes(buf[11:15]) == b"end."

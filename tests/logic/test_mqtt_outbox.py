@@ -538,7 +538,7 @@ def test_the_link_is_made_from_the_boards_floor_section():
     assert (link.host, link.port, link.ka_ms, link.ssl, link.wifi) == ("10.0.0.5", 1884, 45000,
                                                                         None, None)
     assert link.t_ack == b"sicbo/S1/T07/ack" and link.cursor_path == path
-    assert link.code == "code-id" and len(link.tx) >= link._at + 512
+    assert link.code == b"code-id" and len(link.tx) >= link._at + 512
     hello = link._hello
     assert hello.endswith(b"\x00\x03T07\x00\x0ctable-secret")  # user: the table, its password
     # docs/floor.md: batches of at most 512 bytes of payload, at most 4 in flight
