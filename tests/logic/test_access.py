@@ -367,6 +367,48 @@ def test_one_session_replays_the_journal_once_until_the_table_writes():
     access.close()
 
 
+def test_a_clock_set_after_a_power_cut_lost_it_journals_no_old_time():
+    t = _played()
+    machine.sim_reset(ticks=1000)  # a power cut: the RTC lost with it
+    assert access.wall() is None
+    assert access.set_clock((2026, 12, 1, 1, 8, 0, 0, 0), t.folder)
+    access.close()
+    rec = journal_records(t.folder)[-1]
+    old, new = struct.unpack("<II", bytes(rec.p(i) for i in range(8)))
+    assert rec.type == R.J_CLOCK and old == 0 and new == rec.wall > 0, (old, new)
+
+
+def test_a_code_check_keeps_the_first_bytes_of_a_whole_seed_and_answer():
+    from sicbo import logtext
+
+    t = _played()
+    # The inspector's seed and the board's answer in full (sha256 hex): their
+    # first bytes kept, who asked after them.
+    assert access.verified(R.CHECK_FILES, 45, "ef" * 32, "12" * 32, "inspector", t.folder)
+    access.close()
+    rec = journal_records(t.folder)[-1]
+    payload = bytes(rec.p(i) for i in range(rec.length - R.MIN_LEN))
+    assert rec.type == R.J_VERIFY and payload == (
+        bytes((R.CHECK_FILES, 45)) + b"\xef" * R.SEED_LEN + b"\x12" * R.ANSWER_LEN + b"inspector")
+    line = logtext.journal_line(rec)
+    assert "seed efefefefefef.. answer 1212121212121212.. by inspector @" in line, line
+
+
+def test_a_session_whose_segment_is_gone_reads_the_journal_again():
+    import os
+
+    t = _played()
+    access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    store, rs = access.journal(t.folder)
+    assert rs.seq > 0
+    for n in os.listdir(t.folder):
+        if n.endswith(".log"):
+            os.remove(t.folder + "/" + n)  # the journal deleted under the session
+    store2, rs2 = access.journal(t.folder)
+    assert store2 is not store and rs2.seq == 0  # the journal as it is now
+    access.close()
+
+
 def test_a_provisioning_is_taken_by_the_first_record_written_from_outside():
     # `sicbo deploy --provision`, then diag before the table boots again: the
     # chain's first record (J_PROVISION) comes first, then the diag's, sealed.

@@ -39,6 +39,8 @@ def test_set_clock_journals_old_and_new_and_the_tests_share_its_segment():
     clock = recs[0]
     assert _u32(clock, R.P_CLOCK_NEW) == clock.wall and _u32(clock, R.P_CLOCK_OLD) < clock.wall
     assert [r.p(0) for r in recs[1:]] == [E.D_SENSORS, E.D_SOLENOID]
+    # The test and its detail, the rest of the payload zero (docs/journal.md).
+    assert [bytes(r.p(i) for i in range(2, R.PAYLOAD)) for r in recs[1:]] == [bytes(6)] * 2
     assert all(r.wall is not None and r.wall >= clock.wall for r in recs[1:])
     del _out[:]
     diag.journal(3)

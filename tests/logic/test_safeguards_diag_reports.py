@@ -22,6 +22,8 @@ def test_recall_meters_and_journal_say_what_was_played():
     diag.status()
     lines = [x for x in _out if x.startswith("table ") or x.startswith("state ")]
     assert len(lines) == 2 and "idle" in lines[1] and "round 1" in lines[1], _out
+    clock = [x for x in _out if x.startswith("clock ")]
+    assert len(clock) == 1 and "2026-11-30" in clock[0], _out  # the board's RTC, read
     t2 = _table(play=False)
     diag.recall()
     assert _out == ["no rounds in the journal"]
