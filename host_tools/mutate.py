@@ -221,6 +221,9 @@ EQUIVALENT = (
     # lines return on (_take matches no packet kind for a negative k).
     ("link/client.py", "self._fail(L_PROTOCOL, -k)\nreturn", "deleted: `return`",
      "the failed state returns at the next line"),
+    # diag._guard: a function that ends returns None without the statement.
+    ("diag.py", "_let_go(before)\nreturn None", "deleted: `return None`",
+     "a function that ends returns None"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
