@@ -224,6 +224,13 @@ EQUIVALENT = (
     # diag._guard: a function that ends returns None without the statement.
     ("diag.py", "_let_go(before)\nreturn None", "deleted: `return None`",
      "a function that ends returns None"),
+    # KeyChain: a sentinel bit's count is only tested for zero.
+    ("hw/keychain.py", "count += 1", "`+=` -> `-=` in `count += 1`",
+     "the count is only tested for zero"),
+    # WallClock.refresh without an RTC: the base is None from __init__ and
+    # nothing else sets it while there is no RTC (the RTC is never replaced).
+    ("hw/__init__.py", "if self._rtc is None:\nself._base = None", "deleted: `self._base = None`",
+     "without an RTC the base is never set"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
