@@ -268,19 +268,12 @@ class JournalStore:
         budget = self.segment_bytes * self.max_segments
         self.full = False
         while (total > budget or len(segs) > self.max_files) and newest > 0:
-            nxt = segs[1]
-            if nxt[1] < 0:
-                # Not read at boot (a store opened without boot()): its first
-                # record, through a small window, never a whole-file read.
-                g = self.pieces(nxt[0], bytearray(R.MAX_LEN))
-                for _piece in g:
-                    break
-                g.close()
-            # All of segs[0]'s records come before nxt's first one: deletable
-            # unless the unfinished round started inside segs[0].
-            if keep_seq and (nxt[1] <= 0 or nxt[1] > keep_seq):
+            # All of segs[0]'s records come before `after`: deletable unless
+            # the unfinished round started inside segs[0].
+            after = self.after_oldest()
+            if keep_seq and (after <= 0 or after > keep_seq):
                 break
-            if self.backlog_bytes and (nxt[1] <= 0 or nxt[1] - 1 > self.acked):
+            if self.backlog_bytes and (after <= 0 or after - 1 > self.acked):
                 # segs[0] holds records the floor has not acknowledged: kept
                 # for it while the journal is within the backlog's budget.
                 if total <= self.backlog_bytes:
@@ -288,7 +281,7 @@ class JournalStore:
                 self.full = True
                 if self.keep_when_full:
                     break
-                self.lost = nxt[1] - 1 if nxt[1] > 0 else self.last
+                self.lost = after - 1 if after > 0 else self.last
             try:
                 total -= os.stat(self.path(segs[0][0]))[6]
                 os.remove(self.path(segs[0][0]))
@@ -297,6 +290,24 @@ class JournalStore:
             segs.pop(0)
             self.deleted += 1
             newest -= 1
+
+    def after_oldest(self):
+        """The first sequence number after the oldest segment's records: the
+        first record of the next segment that has any (a boot reset before
+        it wrote a record leaves an empty one between), 0 if none has."""
+        segs = self.segs
+        for i in range(1, len(segs)):
+            s = segs[i]
+            if s[1] < 0:
+                # Not read at boot (a store opened without boot()): its first
+                # record, through a small window, never a whole-file read.
+                g = self.pieces(s[0], bytearray(R.MAX_LEN))
+                for _piece in g:
+                    break
+                g.close()
+            if s[1] > 0:
+                return s[1]
+        return 0
 
     def total_bytes(self):
         total = 0

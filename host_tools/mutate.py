@@ -106,10 +106,10 @@ EQUIVALENT = (
     # JournalStore.pieces: n always names a segment of segs, so the loop
     # always sets seg.
     ("journal_store.py", "seg = None", "deleted: `seg = None`", "the loop always sets it"),
-    # JournalStore.prune: an empty next segment (first seq 0) read again
+    # JournalStore.after_oldest: an empty segment (first seq 0) read again
     # gives 0 again; reading on past its first window finds the same first
     # record; the generator is closed when dropped.
-    ("journal_store.py", "if nxt[1] < 0:", "`<` -> `<=` in `nxt[1] < 0`",
+    ("journal_store.py", "if s[1] < 0:", "`<` -> `<=` in `s[1] < 0`",
      "re-reading an empty segment's first seq finds 0 again"),
     ("journal_store.py", "for _piece in g:\nbreak", "deleted: `break`",
      "the first seq is taken from the first window only"),

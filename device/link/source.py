@@ -40,8 +40,10 @@ class OutboxStore(JournalStore):
             if not self.keep_when_full and first - 1 > self.acked:
                 full = True
                 self.lost = first - 1
-            elif len(segs) > 1 and (segs[1][1] <= 0 or segs[1][1] - 1 > self.acked):
-                full = self.total_bytes() > self.backlog_bytes
+            elif len(segs) > 1:
+                after = self.after_oldest()
+                if after <= 0 or after - 1 > self.acked:
+                    full = self.total_bytes() > self.backlog_bytes
         self.full = full
         return full
 

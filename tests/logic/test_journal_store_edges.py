@@ -1,0 +1,126 @@
+# Edges of the journal store (journal_store.JournalStore): a provisioned
+# table's boot reads each segment once, the MAC chain's catching up included;
+# and, as the floor's outbox, the oldest segment's unacknowledged records are
+# kept when the segment after it is a boot's empty one.
+from chainkit import check_journal, started_key_file
+from link.source import OutboxStore
+
+from journal_store import JournalStore
+from roundkit import Rig, rmdir, tmpdir
+from sicbo import journal
+from sicbo import records as R
+from sicbo.roundstate import RoundState
+
+REC = R.REC_LEN  # 36
+SEG = 4 * REC  # four records a segment
+BUDGET = 10 * SEG  # the backlog: 40 records' worth
+
+
+def _rec(seq):
+    return journal.encode(R.J_BOOT, seq, 0, 1, 0, None, bytes(8))
+
+
+class _Counting(JournalStore):
+    """A store that notes each segment it reads."""
+
+    def __init__(self, folder, **kw):
+        JournalStore.__init__(self, folder, **kw)
+        self.reads = []
+
+    def pieces(self, n, buf):
+        self.reads.append(n)
+        return JournalStore.pieces(self, n, buf)
+
+
+def test_a_provisioned_boot_reads_each_segment_once():
+    d = tmpdir("edge_once")
+    started_key_file(d)
+    st = JournalStore(d)
+    st.boot(RoundState().feed)
+    r = Rig()
+    r.sink = st.append
+    r.round(1, 2, 3)
+    r.round(4, 5, 6)
+    st.close()
+    # the next boot: replay, the chain readied (the key file knows every
+    # record: nothing to catch up), then its first record
+    st = _Counting(d)
+    held = st.segments()
+    rs = RoundState()
+    st.boot(rs.feed)
+    st.chain_next(rs)
+    st.append(rs.encode_next(R.J_BOOT, bytes(8), 5, None))
+    st.close()
+    assert st.reads == held, (st.reads, held)
+    assert st.chain.bad == 0 and st.chain.seq == rs.seq + 1
+    seqs = check_journal(d)
+    assert seqs[-1] == r.m.seq + 1
+    rmdir(d)
+
+
+def _outbox(d):
+    return OutboxStore(d, segment_bytes=SEG, max_segments=2, backlog_bytes=BUDGET)
+
+
+def _held(st):
+    """The sequence numbers the link reads from the journal (read_after 0)."""
+    buf = bytearray(R.MAX_LEN)
+    out = []
+    seq = 0
+    while True:
+        n = st.read_after(seq, buf, len(buf))
+        if not n:
+            return out
+        for rec in journal.records(bytes(buf[:n])):
+            out.append(rec.seq)
+            seq = rec.seq
+
+
+def test_unacknowledged_records_before_an_empty_boot_segment_stay_for_the_floor():
+    d = tmpdir("edge_emptyboot")
+    st = _outbox(d)
+    st.boot(lambda piece: None)
+    for seq in range(1, 4):  # three records, the floor down
+        st.append(_rec(seq))
+    st.close()
+    st = _outbox(d)
+    st.boot(lambda piece: None)  # reset before this boot wrote anything
+    st.close()
+    st = _outbox(d)
+    st.boot(lambda piece: None)
+    for seq in range(4, 14):  # rotations past the journal's own budget
+        st.append(_rec(seq))
+    assert st.deleted == 0 and not st.full and st.lost == 0
+    assert _held(st) == list(range(1, 14))
+    st.close()
+    rmdir(d)
+
+
+def test_an_empty_boot_segment_does_not_keep_acknowledged_records():
+    # Records the floor has acknowledged are deleted past the budget even
+    # when a boot reset before it wrote left an empty segment after them.
+    for keep_when_full in (True, False):
+        d = tmpdir("edge_emptyacked")
+        st = OutboxStore(d, segment_bytes=SEG, max_segments=2, backlog_bytes=BUDGET,
+                         keep_when_full=keep_when_full)
+        st.boot(lambda piece: None)
+        for seq in range(1, 4):
+            st.append(_rec(seq))
+        st.close()
+        st = OutboxStore(d, segment_bytes=SEG, max_segments=2, backlog_bytes=BUDGET,
+                         keep_when_full=keep_when_full)
+        st.boot(lambda piece: None)  # reset before this boot wrote anything
+        st.close()
+        st = OutboxStore(d, segment_bytes=SEG, max_segments=2, backlog_bytes=BUDGET,
+                         keep_when_full=keep_when_full)
+        st.boot(lambda piece: None)
+        for seq in range(4, 84):
+            st.acked = seq - 1  # the floor keeps up
+            st.append(_rec(seq))
+        assert not st.full and st.lost == 0, (keep_when_full, st.full, st.lost)
+        assert st.total_bytes() <= BUDGET and st.oldest() > 3, (st.total_bytes(), st.oldest())
+        assert st.judge_full() is False
+        held = _held(st)
+        assert held == list(range(held[0], 84)), held
+        st.close()
+        rmdir(d)
