@@ -231,6 +231,9 @@ EQUIVALENT = (
     # nothing else sets it while there is no RTC (the RTC is never replaced).
     ("hw/__init__.py", "if self._rtc is None:\nself._base = None", "deleted: `self._base = None`",
      "without an RTC the base is never set"),
+    # OutboxStore: read_after's first call starts afresh (_start) whatever
+    # the place it finds, or finds the place _start would set.
+    ("link/source.py", "self._at = [-1, -1, 0]", "1 -> 0", "the first read starts afresh"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
