@@ -169,6 +169,7 @@ EQUIVALENT = (
      "top set to the value it has"),
     # memory.forget: module names never begin with a dot.
     ("memory.py", "if dot > 0:", "`>` -> `>=` in `dot > 0`", "no module name begins with a dot"),
+    ("memory.py", "if dot > 0:", "0 -> -1", "no module name begins with a dot"),
     # startup.stage_hardware: each adapter drives its output off when it is
     # made (hw.TimedOutput, hw.solenoid.Solenoid); all_off() is the backstop.
     ("startup.py", "hw.all_off()", "deleted: `hw.all_off()`",
