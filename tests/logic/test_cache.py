@@ -101,3 +101,21 @@ def test_other_files_another_firmware_or_any_damage_is_refused():
         assert cache.load(path, ID) is None, parts
     os.remove(path)
     assert cache.load(path, ID) is None
+
+
+def test_an_intact_cache_without_its_sections_is_refused():
+    # A body whose digest is right but whose content is not the cache's
+    # (a section missing, or of another type): refused, never half a board.
+    import hashlib
+    from binascii import hexlify
+
+    path = _folder()
+    for body in (b'{"board": {}}', b'{"board": [], "table": {}}', b'{"table": {}}'):
+        head = "%s %s %s %s %s\n" % (cache._MAGIC, cache.FORMAT, FIRMWARE_VERSION,
+                                     hexlify(ID).decode(),
+                                     hexlify(hashlib.sha256(body).digest()).decode())
+        with open(path, "wb") as f:
+            f.write(head.encode())
+            f.write(body)
+        assert cache.load(path, ID) is None, body
+    os.remove(path)

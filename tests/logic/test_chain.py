@@ -300,6 +300,20 @@ def test_a_journal_without_a_chain_reads_as_before():
     rmdir(d)
 
 
+def test_a_key_file_keeps_every_field_whole():
+    # Every field at its place, none overlapping another or the CRC: a key
+    # file read back says what was written, to the top byte of each number.
+    key = bytes(range(1, 1 + C.KEY_LEN))
+    link = bytes(range(0x80, 0x80 + R.CHAIN_LEN))
+    data = C.key_file(0xA1B2C3D4, 0xB1B2B3B4, 0xC1C2C3C4, 0xD1D2D3D4, key, link, 0xE1E2E3E4)
+    assert len(data) == C.FILE_LEN and C.parse(data)
+    ch = C.Chain(data)
+    assert (ch.ident, ch.first, ch.seq, ch.head, ch.previous) == (
+        0xA1B2C3D4, 0xB1B2B3B4, 0xC1C2C3C4, 0xD1D2D3D4, 0xE1E2E3E4)
+    assert bytes(ch.key) == key and bytes(ch.link) == link
+    assert bytes(ch.pack()) == data
+
+
 def test_a_damaged_key_file_is_not_taken():
     d = tmpdir("chainbad")
     started_key_file(d)
