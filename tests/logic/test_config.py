@@ -104,6 +104,11 @@ def test_lamp_order_spare_channels_allowed():
     assert cfg.lamp_order == ("SMALL", None, "BIG", "PLACE_BETS")
 
 
+def test_an_area_killed_twice_is_refused_by_its_place():
+    e = refusal(table_dict(triple_kills=["SMALL", "BIG", "SMALL"]))
+    assert e.field == "triple_kills[2]" and e.message == "SMALL is listed twice", e
+
+
 def test_triple_kills_must_keep_big_and_small():
     e = refusal(table_dict(triple_kills=["SMALL"]))
     assert e.field == "triple_kills" and "BIG" in e.message and "Art. 7" in e.message
