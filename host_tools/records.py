@@ -59,6 +59,9 @@ KINDS = ("code", "dice", "byte", "bytes", "u16", "u32", "wall", "text")
 # declared but not checked would say what the board does not do.
 _WHOLE = {"dice": (1, 6), "byte": (0, 255), "bytes": (0, 255), "u16": (0, 0), "u32": (0, 0),
           "wall": (0, 0), "text": (0, 0)}
+# The size in bytes of a field of each kind whose size is its kind's (the
+# decoders read it by its kind): "dice" and "bytes" have their own, "text" none.
+_SIZE = {"code": 1, "byte": 1, "u16": 2, "u32": 4, "wall": 4, "text": 0}
 
 
 def tables():
@@ -101,6 +104,9 @@ def tables():
                 if kind not in KINDS:
                     raise ValueError("record type %d: field kind %r is not one of %s"
                                      % (code, kind, KINDS))
+                if kind in _SIZE and size != _SIZE[kind]:
+                    raise ValueError("record type %d: field %s: a %s field is %d bytes, not %d"
+                                     % (code, fname, kind, _SIZE[kind], size))
                 if kind == "code":
                     if not 0 <= lo <= hi <= 255:
                         raise ValueError("record type %d: field %s: a code's range %d..%d is "

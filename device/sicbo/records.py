@@ -190,7 +190,8 @@ CHECK_PARTITION = const(2)  # J_VERIFY: those and the running application partit
 # u32 of seconds since 2000-01-01 UTC, 0 for none), "text" (UTF-8 to the end of
 # a payload that is not fixed, VARIABLE). Only a code's lo..hi is checked on
 # the board: the other kinds declare their whole range (1..6 a die, 0..255 a
-# byte), or 0..0 for a number or a text (host_tools/records.py refuses others). A record type:
+# byte), or 0..0 for a number or a text; and a code or a byte is 1 byte, a
+# u16 2, a u32 or a wall 4, a text 0 (host_tools/records.py refuses others). A record type:
 # (code, name, fields, follows, meter, text): `follows` the round states
 # (ST_* of sicbo.events) a record of this type may follow, ALWAYS for any;
 # `meter` the counter it adds one to (a name of sicbo.meters.NAMES), None if

@@ -104,6 +104,17 @@ def test_lamp_order_spare_channels_allowed():
     assert cfg.lamp_order == ("SMALL", None, "BIG", "PLACE_BETS")
 
 
+def test_the_floor_backlog_from_10_to_100000_rounds_and_its_policy_by_name():
+    for good in (10, 100000):
+        assert config.parse_table(table_dict(floor={"backlog_rounds": good})).backlog_rounds == good
+    for bad in (9, 100001, "1000", 10.5):
+        e = refusal(table_dict(floor={"backlog_rounds": bad}))
+        assert e.field == "floor.backlog_rounds" and "from 10 to 100000" in e.message, (bad, e)
+    e = refusal(table_dict(floor={"when_full": "pause"}))
+    assert e.field == "floor.when_full", e
+    assert e.message.startswith("must be one of ") and e.message.endswith("got 'pause'"), e
+
+
 def test_an_area_killed_twice_is_refused_by_its_place():
     e = refusal(table_dict(triple_kills=["SMALL", "BIG", "SMALL"]))
     assert e.field == "triple_kills[2]" and e.message == "SMALL is listed twice", e

@@ -61,3 +61,14 @@ def test_a_code_check_line_names_the_kind_seed_answer_and_inspector():
     line = logtext.journal_line(_rec(R.J_VERIFY, bytes(head) + b"inspector 7"))
     assert line == ("journal      7 round     3 verify      code files and partition, 12 items,"
                     " seed 010203040506.. answer a0a1a2a3a4a5a6a7.. by inspector 7")
+
+
+def test_a_void_line_names_every_reason_and_shows_an_unknown_one_as_its_number():
+    from sicbo import texts
+
+    for r in range(1, len(texts.VOID_NAMES)):
+        line = logtext.journal_line(_rec(R.J_VOID, (r, 0, 0, 0, 0, 0, 0, 0)))
+        assert line.endswith(" reason " + texts.VOID_NAMES[r]), line
+    for r in (0, len(texts.VOID_NAMES)):
+        line = logtext.journal_line(_rec(R.J_VOID, (r, 0, 0, 0, 0, 0, 0, 0)))
+        assert line.endswith(" reason %d" % r), line

@@ -129,3 +129,26 @@ def test_the_board_tables_are_the_record_declarations():
     assert gen.tables() == (journal.FOLLOWS, journal.METER_OF, journal.CHECK_AT,
                             journal.CHECKS, journal.VARLEN)
     assert gen.main(["--check"]) == 0
+
+
+def test_the_host_reads_each_number_where_the_board_writes_it():
+    # docs/journal.md's layout, as the board writes it (J_DAMAGE: roundmachine,
+    # J_CLOCK: access.set_clock), read back by `sicbo journal --json`.
+    if not CPYTHON:
+        return
+    import struct
+
+    from journal_store import JournalStore
+
+    f = _folder[0] = fresh_folder()
+    st = JournalStore(f)
+    st.boot(lambda piece: None)
+    st.append(journal.encode(R.J_DAMAGE, 1, 0, 1, 0, None,
+                             bytes((E.BAD_DICE, R.J_RESULT)) + struct.pack("<I", 0x01020304)
+                             + bytes(2)))
+    st.append(journal.encode(R.J_CLOCK, 2, 0, 1, 0, None, struct.pack("<II", 850000000, 860000000)))
+    st.close()
+    damage, clock = _host_json(f)["records_listed"]
+    assert damage["found"] == {"code": E.BAD_DICE, "reason": "dice not 1..6", "type": "result",
+                               "seq": 0x01020304}, damage
+    assert (clock["old_seconds"], clock["new_seconds"]) == (850000000, 860000000), clock
