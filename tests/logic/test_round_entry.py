@@ -59,6 +59,21 @@ def test_void_key_twice_cancels_void():
     assert r.types() == [R.J_RESULT]
 
 
+def test_a_reason_keyed_for_a_cancelled_void_is_not_taken_by_the_next():
+    r = Rig()
+    r.to_result()
+    r.ev(E.EV_VOID)
+    r.ev(E.EV_FACE, 2)  # leaning, then the void cancelled
+    r.ev(E.EV_VOID)
+    r.ev(E.EV_VOID)  # a new void entry: its reason is still to be keyed
+    r.shown()
+    r.ev(E.EV_CONFIRM)
+    assert r.recs == [] and r.shown() == [E.R_VOID_REASON] and r.m.state == E.ST_RESULT
+    r.ev(E.EV_FACE, 3)
+    r.ev(E.EV_CONFIRM)
+    assert r.types() == [R.J_VOID] and r.recs[0].p(0) == E.V_OTHER
+
+
 def test_void_refused_with_cover_on():
     r = Rig()
     r.to_open()
