@@ -394,6 +394,23 @@ def test_a_code_check_keeps_the_first_bytes_of_a_whole_seed_and_answer():
     assert "seed efefefefefef.. answer 1212121212121212.. by inspector @" in line, line
 
 
+def test_a_record_from_the_repl_carries_the_round_and_boot_it_follows():
+    from sicbo import journal
+    from sicbo.roundstate import RoundState
+
+    t = _played()
+    last = journal_records(t.folder)[-1]
+    access.record(R.J_DIAG, bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    access.close()
+    rec = journal_records(t.folder)[-1]
+    assert (rec.seq, rec.round, rec.boot) == (last.seq + 1, last.round, last.boot), rec
+    # A boot's record counts one boot more, a round's one round more.
+    rs = RoundState()
+    rs.feed(journal.encode(R.J_BOOT, 1, 0, 1, 0, None, bytes(8)))
+    nxt = list(journal.records(rs.encode_next(R.J_BOOT, bytes(8), 0, None)))[0]
+    assert (nxt.seq, nxt.boot, nxt.round) == (2, 2, 0), nxt
+
+
 def test_a_session_whose_segment_is_gone_reads_the_journal_again():
     import os
 
