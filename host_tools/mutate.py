@@ -243,6 +243,9 @@ EQUIVALENT = (
     # range ending at 5k in steps of 6 gives the same starts as one at 6k.
     ("sicbo/roundmachine.py", "for i in range(0, 6 * min(k, KEEP_DAMAGE), 6):", "6 -> 5",
      "the same starts for at most five records"),
+    # open_table's files stage: board and cfg hold what the tuple holds; the
+    # del only lets the 2-item tuple go before the stage's end.
+    ("startup.py", "del got", "deleted: `del got`", "only a 2-item tuple is kept longer"),
     # RoundMachine: the table's settle() sorts the dice (outcome_index).
     ("sicbo/roundmachine.py", "self.table.settle(self.dice[0], self.dice[1], self.dice[2])",
      "arguments 2 and 3 swapped in `self.table.settle(self.dice[0], self.dice[1], self.dice[2])`",
