@@ -95,3 +95,72 @@ def stats(link):
     d["packets"] = packets
     d["up"] = up
     return d
+
+
+class Quiet:
+    """A socket with nothing to read (the test delivers the broker's bytes)."""
+
+    def readinto(self, buf):
+        return None
+
+    def close(self):
+        pass
+
+
+def deliver(link, data, now):
+    """The broker's bytes fed to the link's parser, each whole packet taken
+    as the link's own poll takes it."""
+    p = link.parser
+    p.buf[p.have:p.have + len(data)] = data
+    p.have += len(data)
+    link.last_rx = now
+    while True:
+        k = p.next()
+        if k <= 0:
+            assert k == 0, k
+            return
+        link._take(k, p, now)
+        p.drop()
+
+
+def publish_parts(pkt):
+    """(pid, topic, payload) of a PUBLISH packet as a broker reads it."""
+    from link import mqtt
+
+    p = mqtt.Parser(2048)
+    p.buf[0:len(pkt)] = pkt
+    p.have = len(pkt)
+    assert p.next() == 3
+    return (p.pid, bytes(p.buf[p.topic:p.topic + p.topic_len]),
+            bytes(p.buf[p.payload:p.payload + p.payload_len]))
+
+
+def made_rig(base):
+    """A class of base (link.outbox.Link) whose packets go to a list
+    (`sent`), connected once the test delivers a CONNACK (connack)."""
+    from link import client as C
+
+    class Rig(base):
+        def open(self, now):
+            self.state = C.CONNECTING
+            self.t0 = now
+            self.last_rx = now
+            self._sock = Quiet()
+
+        def send(self, buf, off, n, now):
+            if self.state == C.FAILED:
+                return False
+            self.sent.append(bytes(buf[off:off + n]))
+            self.packets += 1
+            self.last_tx = now
+            return True
+
+        def deliver(self, data, now):
+            deliver(self, data, now)
+
+        def connack(self, now):
+            self.step(now)  # DOWN -> CONNECTING
+            self.deliver(b"\x20\x02\x00\x00", now)
+            self.step(now)  # up: subscribe, status, head, publishes
+
+    return Rig

@@ -158,16 +158,7 @@ class Rig(Link):
         self._sock = self.sock
 
     def deliver(self, data, now):
-        p = self.parser
-        _feed(p, data)
-        self.last_rx = now
-        while True:
-            k = p.next()
-            if k <= 0:
-                assert k == 0, k
-                return
-            self._take(k, p, now)
-            p.drop()
+        linkkit.deliver(self, data, now)
 
     def down_lines(self):
         # J_LINK down as the table journals an outage (link.table's

@@ -4,8 +4,6 @@
 # id free again once the broker has it, and the backlog judged at start-up
 # from what the oldest segments hold. Portable.
 import linkkit
-from link import client as C
-from link import mqtt
 from link.outbox import Link
 from link.source import OutboxStore
 
@@ -17,17 +15,7 @@ STATUS = b"sicbo/S1/T01/status"
 HEAD = b"sicbo/S1/T01/head"
 
 
-class Quiet:
-    """A socket with nothing to read (the test delivers the broker's bytes)."""
-
-    def readinto(self, buf):
-        return None
-
-    def close(self):
-        pass
-
-
-class Rig(Link):
+class Rig(linkkit.made_rig(Link)):
     """A Link whose packets go to a list; connected when the test says so."""
 
     def __init__(self, source, name, **kw):
@@ -38,52 +26,10 @@ class Rig(Link):
                       down=lambda code, detail: self.downs.append((code, detail)),
                       ticks_ms=lambda: 0, **kw)
 
-    def open(self, now):
-        self.state = C.CONNECTING
-        self.t0 = now
-        self.last_rx = now
-        self._sock = Quiet()
-
-    def send(self, buf, off, n, now):
-        if self.state == C.FAILED:
-            return False
-        self.sent.append(bytes(buf[off:off + n]))
-        self.packets += 1
-        self.last_tx = now
-        return True
-
-    def deliver(self, data, now):
-        p = self.parser
-        p.buf[p.have:p.have + len(data)] = data
-        p.have += len(data)
-        self.last_rx = now
-        while True:
-            k = p.next()
-            if k <= 0:
-                assert k == 0, k
-                return
-            self._take(k, p, now)
-            p.drop()
-
-    def connack(self, now):
-        self.tick(now)  # DOWN -> CONNECTING
-        self.deliver(b"\x20\x02\x00\x00", now)
-        self.tick(now)  # up: subscribe, status, head, publishes
-
     def publishes(self, topic=None):
         """(pid, topic, payload) of the PUBLISH packets sent (on topic)."""
-        out = []
-        for pkt in self.sent:
-            if pkt[0] >> 4 != 3:
-                continue
-            p = mqtt.Parser(2048)
-            p.buf[0:len(pkt)] = pkt
-            p.have = len(pkt)
-            assert p.next() == 3
-            t = bytes(p.buf[p.topic:p.topic + p.topic_len])
-            if topic is None or t == topic:
-                out.append((p.pid, t, bytes(p.buf[p.payload:p.payload + p.payload_len])))
-        return out
+        out = [linkkit.publish_parts(pkt) for pkt in self.sent if pkt[0] >> 4 == 3]
+        return [x for x in out if topic is None or x[1] == topic]
 
     def journal_seqs(self):
         out = []

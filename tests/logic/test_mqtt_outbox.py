@@ -5,7 +5,6 @@ import os
 
 import linkkit
 from link import client as C
-from link import mqtt
 from link.outbox import Link, read_cursor, write_cursor
 from link.source import OutboxStore
 
@@ -24,17 +23,7 @@ def _dir(name):
     return d
 
 
-class Quiet:
-    """A socket with nothing to read (the test delivers the broker's bytes)."""
-
-    def readinto(self, buf):
-        return None
-
-    def close(self):
-        pass
-
-
-class Rig(Link):
+class Rig(linkkit.made_rig(Link)):
     """A Link whose packets go to a list; connected at once when opened."""
 
     def __init__(self, source, name, **kw):
@@ -52,52 +41,15 @@ class Rig(Link):
     def _down(self, code, detail):
         self.downs.append((code, detail))
 
-    def open(self, now):
-        self.state = C.CONNECTING
-        self.t0 = now
-        self.last_rx = now
-        self._sock = Quiet()
-
-    def send(self, buf, off, n, now):
-        if self.state == C.FAILED:
-            return False
-        self.sent.append(bytes(buf[off:off + n]))
-        self.packets += 1
-        self.last_tx = now
-        return True
-
-    def deliver(self, data, now):
-        p = self.parser
-        p.buf[p.have:p.have + len(data)] = data
-        p.have += len(data)
-        self.last_rx = now
-        while True:
-            k = p.next()
-            if k <= 0:
-                assert k == 0, k
-                return
-            self._take(k, p, now)
-            p.drop()
-
-    def connack(self, now):
-        self.step(now)  # DOWN -> CONNECTING
-        self.deliver(b"\x20\x02\x00\x00", now)
-        self.step(now)  # up: subscribe, status, publishes
-
     def publishes(self, since=0):
         """(pid, dup, retain, topic, seqs) of the PUBLISH packets sent."""
         out = []
         for pkt in self.sent[since:]:
             if pkt[0] >> 4 != 3:
                 continue
-            p = mqtt.Parser(2048)
-            p.buf[0:len(pkt)] = pkt
-            p.have = len(pkt)
-            assert p.next() == 3
-            payload = bytes(p.buf[p.payload:p.payload + p.payload_len])
-            topic = bytes(p.buf[p.topic:p.topic + p.topic_len])
+            pid, topic, payload = linkkit.publish_parts(pkt)
             seqs = linkkit.seqs_of(payload) if topic.endswith(b"journal") else payload
-            out.append((p.pid, bool(pkt[0] & 8), bool(pkt[0] & 1), topic, seqs))
+            out.append((pid, bool(pkt[0] & 8), bool(pkt[0] & 1), topic, seqs))
         return out
 
     def journal(self, since=0):
