@@ -164,3 +164,69 @@ def made_rig(base):
             self.step(now)  # up: subscribe, status, head, publishes
 
     return Rig
+
+
+class Sock:
+    """A non-blocking socket: `incoming` is what the broker sent and the
+    client has not read; `written` each write's bytes; a write takes at
+    most `room` bytes."""
+
+    def __init__(self):
+        self.incoming = bytearray()
+        self.written = []
+        self.closed = 0
+        self.room = 1 << 16
+
+    def readinto(self, buf):
+        if not self.incoming:
+            return None
+        n = min(len(buf), len(self.incoming))
+        buf[0:n] = self.incoming[0:n]
+        self.incoming = self.incoming[n:]
+        return n
+
+    def write(self, buf, off, n):
+        k = min(n, self.room)
+        self.written.append(bytes(buf[off:off + k]))
+        return k
+
+    def close(self):
+        self.closed += 1
+
+
+class Clock:
+    """The test's ticks_ms: `now`, moved by the test."""
+
+    def __init__(self):
+        self.now = 1000
+
+    def __call__(self):
+        return self.now
+
+
+def opened_client(keepalive_s, clock=None):
+    """A Client opened on a Sock through its opener (as the board opens a
+    connection), in CONNECTING with its CONNECT written: (client, sock, clock)."""
+    import asyncio
+
+    from link import client as C
+
+    clock = clock or Clock()
+    sock = Sock()
+
+    async def opener(host, port, ssl, server_hostname):
+        return sock
+
+    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=keepalive_s, ticks_ms=clock,
+                 opener=opener)
+
+    async def go():
+        c.open(clock.now)
+        for _ in range(20):
+            if c.state != C.OPENING:
+                return
+            await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert c.state == C.CONNECTING, c.state
+    return c, sock, clock

@@ -4,65 +4,20 @@
 # test's. Portable.
 import asyncio
 
+import linkkit
 from link import client as C
 
 KA_S = 10  # keepalive, seconds
 
 
-class Sock:
-    """A non-blocking socket: `incoming` is what the broker sent and the
-    client has not read; `written` each write's bytes."""
-
-    def __init__(self):
-        self.incoming = bytearray()
-        self.written = []
-        self.closed = 0
-
-    def readinto(self, buf):
-        if not self.incoming:
-            return None
-        n = min(len(buf), len(self.incoming))
-        buf[0:n] = self.incoming[0:n]
-        self.incoming = self.incoming[n:]
-        return n
-
-    def write(self, buf, off, n):
-        self.written.append(bytes(buf[off:off + n]))
-        return n
-
-    def close(self):
-        self.closed += 1
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000
-
-    def __call__(self):
-        return self.now
+Sock = linkkit.Sock
+Clock = linkkit.Clock
 
 
 def _opened(clock=None):
     """A Client opened on a Sock through its opener (as the board opens a
     connection), in CONNECTING with its CONNECT written."""
-    clock = clock or Clock()
-    sock = Sock()
-
-    async def opener(host, port, ssl, server_hostname):
-        return sock
-
-    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=clock, opener=opener)
-
-    async def go():
-        c.open(clock.now)
-        for _ in range(20):
-            if c.state != C.OPENING:
-                return
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
-    assert c.state == C.CONNECTING, c.state
-    return c, sock, clock
+    return linkkit.opened_client(KA_S, clock)
 
 
 def _up(clock=None):

@@ -4,67 +4,16 @@
 # writes counted, and the station driving the WLAN it is given. Portable.
 import asyncio
 
+import linkkit
 from link import client as C
 from link.wifi import Station
 
 KA_S = 10  # keepalive, seconds
 
 
-class Sock:
-    """A non-blocking socket: `incoming` is what the broker sent and the
-    client has not read; `written` each write's bytes; a write takes at
-    most `room` bytes."""
-
-    def __init__(self):
-        self.incoming = bytearray()
-        self.written = []
-        self.closed = 0
-        self.room = 1 << 16
-
-    def readinto(self, buf):
-        if not self.incoming:
-            return None
-        n = min(len(buf), len(self.incoming))
-        buf[0:n] = self.incoming[0:n]
-        self.incoming = self.incoming[n:]
-        return n
-
-    def write(self, buf, off, n):
-        k = min(n, self.room)
-        self.written.append(bytes(buf[off:off + k]))
-        return k
-
-    def close(self):
-        self.closed += 1
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000
-
-    def __call__(self):
-        return self.now
-
-
 def _up():
     """A Client opened on a Sock through its opener and UP (CONNACK taken)."""
-    clock = Clock()
-    sock = Sock()
-
-    async def opener(host, port, ssl, server_hostname):
-        return sock
-
-    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=clock, opener=opener)
-
-    async def go():
-        c.open(clock.now)
-        for _ in range(20):
-            if c.state != C.OPENING:
-                return
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
-    assert c.state == C.CONNECTING, c.state
+    c, sock, clock = linkkit.opened_client(KA_S)
     sock.incoming += b"\x20\x02\x00\x00"
     assert c.poll(clock.now) == C.UP
     return c, sock, clock
@@ -79,8 +28,8 @@ def _publish(topic, payload, pid=None):
 
 
 def test_a_connection_that_arrives_after_the_opening_timed_out_is_closed_unused():
-    clock = Clock()
-    sock = Sock()
+    clock = linkkit.Clock()
+    sock = linkkit.Sock()
 
     async def go():
         gate = asyncio.Event()
