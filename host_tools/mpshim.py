@@ -16,6 +16,10 @@ _TICKS_HALF = TICKS_PERIOD // 2
 
 
 def ticks_add(ticks, delta):
+    # As MicroPython's extmod/modtime.c: a delta that ticks_diff could not
+    # give back is refused, so a swapped (ticks, delta) fails here as there.
+    if not -_TICKS_HALF < delta < _TICKS_HALF:
+        raise OverflowError("ticks interval overflow")
     return (ticks + delta) & _TICKS_MAX
 
 

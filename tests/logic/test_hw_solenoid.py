@@ -136,7 +136,7 @@ def test_stop_switches_off_at_once():
     sol.start(3, 60, 100)
     machine.sim_advance(20)
     sol.stop()
-    assert machine.sim_output(COIL) == 0 and not sol.busy()
+    assert machine.sim_output(COIL) == 0 and not sol.busy() and not sol.is_on()
     machine.sim_advance(1000)
     assert sol.forced_offs == 0 and machine.sim_on_time(COIL) == [20]
 
@@ -279,3 +279,27 @@ def test_the_coil_s_limits_are_checked_where_it_is_made():
     assert sol.pulse(1) and machine.sim_output(COIL) == 1  # the smallest limits work
     run(sol)
     assert machine.sim_on_time(COIL) == [1]
+
+
+def test_rest_counts_from_a_forced_off_across_the_ticks_wrap():
+    # The forced off's time is the switch-on's ticks plus max_on_ms: with the
+    # switch-on past half the ticks period, only ticks_add(t, max_on_ms) is
+    # a valid interval (MicroPython refuses a delta beyond half the period).
+    if time.ticks_add(0x3FFFFFFF, 1) != 0:
+        return  # time.ticks_* of this port do not wrap at 2**30 like the ESP32's
+    machine.sim_reset(ticks=(1 << 30) - 100)
+    sol = Solenoid(Pin(COIL, Pin.OUT), Timer(0), max_on_ms=200, rest_ms=100,
+                   ticks_ms=machine.sim_ticks_ms)
+    start = machine.sim_ticks_ms()
+    sol.pulse(60)
+    machine.sim_advance(250)  # forced off at 200, past the wrap
+    assert sol.update() == -1 and sol.forced_offs == 1
+    assert not sol.ready()  # the rest runs to 300
+    machine.sim_advance(49)
+    assert not sol.ready()
+    machine.sim_advance(1)
+    assert sol.ready()
+    sol.pulse(60)
+    run(sol)
+    first, second = rises(COIL)
+    assert first == start and machine.sim_ticks_diff(second, first) == 300
