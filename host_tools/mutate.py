@@ -253,6 +253,10 @@ EQUIVALENT = (
     # each 21 ms reads the same bytes, in the same order, into the same rounds.
     ("controller.py", "READER_MS = const(20)", "20 -> 21",
      "the UART buffers the reader's bytes between passes"),
+    # diag.bell: the sleep only sets how often the loop polls the bell; the
+    # bell's own deadline (update) stops it, so the same edges, record and text.
+    ("diag.py", "time.sleep_ms(10)", "deleted: `time.sleep_ms(10)`",
+     "the bell's deadline ends the ring, not the poll period"),
 )
 
 

@@ -7,6 +7,8 @@ import asyncio
 import linkkit
 from link import client as C
 
+from sicbo import texts
+
 KA_S = 10  # keepalive, seconds
 
 
@@ -32,6 +34,32 @@ def test_connect_is_the_first_packet_written_whole():
     assert len(sock.written) == 1
     pkt = sock.written[0]
     assert pkt[0] == 0x10 and pkt[1] + 2 == len(pkt) and b"MQTT" in pkt and b"T01" in pkt
+
+
+def test_while_the_connack_is_awaited_a_packet_can_follow_the_whole_connect():
+    # MQTT 3.1.1 (3.1.4) lets a client send after its CONNECT without waiting
+    # for the CONNACK; only a packet still part-written holds the next one.
+    c, sock, clock = _opened()
+    assert c.state == C.CONNECTING and c.ready()
+    sock.room = 1
+    assert c.send(b"\xc0\x00", 0, 2, clock.now) and not c.ready()
+    c.poll(clock.now)
+    assert c.state == C.CONNECTING and c.ready() and sock.written[-1] == b"\x00"
+
+
+def test_each_link_fault_code_is_its_own_and_journals_its_own_name():
+    # The code is what J_LINK carries to the floor and the journal's text.
+    named = ((C.L_NETWORK, "no network"), (C.L_RESOLVE, "broker name not found"),
+             (C.L_SOCKET, "socket error"), (C.L_TLS, "TLS refused"),
+             (C.L_REFUSED, "broker refused the connection"),
+             (C.L_TIMEOUT, "no answer in time"), (C.L_DEAD, "broker went silent"),
+             (C.L_CLOSED, "broker closed the connection"),
+             (C.L_PROTOCOL, "protocol error"), (C.L_SUBSCRIBE, "subscription refused"),
+             (C.L_MEMORY, "out of memory"), (C.L_ERROR, "error"))
+    assert sorted(code for code, _ in named) == list(range(1, len(named) + 1))
+    for code, name in named:
+        assert texts.LINK_FAULTS[code] == name, (code, name)
+    assert len(texts.LINK_FAULTS) == len(named) + 1
 
 
 def test_a_refused_connack_is_a_fault_with_the_broker_s_code():
