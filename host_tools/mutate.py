@@ -253,6 +253,12 @@ EQUIVALENT = (
     # each 21 ms reads the same bytes, in the same order, into the same rounds.
     ("controller.py", "READER_MS = const(20)", "20 -> 21",
      "the UART buffers the reader's bytes between passes"),
+    # The backoff's cap: at d equal to the cap both branches give the cap.
+    ("link/wifi.py", "self._delay = d if d < self.backoff_max_ms else self.backoff_max_ms",
+     "`<` -> `<=` in `d < self.backoff_max_ms`", "both branches give the cap at the cap"),
+    ("link/outbox.py",
+     "self._delay = d * 2 if d * 2 < self.backoff_max_ms else self.backoff_max_ms",
+     "`<` -> `<=` in `d * 2 < self.backoff_max_ms`", "both branches give the cap at the cap"),
     # diag.bell: the sleep only sets how often the loop polls the bell; the
     # bell's own deadline (update) stops it, so the same edges, record and text.
     ("diag.py", "time.sleep_ms(10)", "deleted: `time.sleep_ms(10)`",

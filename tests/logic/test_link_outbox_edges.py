@@ -125,6 +125,25 @@ def test_the_head_goes_once_per_change_and_not_before_the_first_record():
     assert link.journal_seqs() == [1, 2] and link.downs == []
 
 
+def test_the_head_s_puback_is_the_head_s_not_a_stray():
+    # The head is a QoS 1 publish of its own: its PUBACK must be matched to
+    # it (its packet id in use until then), not counted as one for nothing.
+    src = Chained()
+    link = Rig(src, "head_pid")
+    link.connack(0)
+    src.add(1, 1)
+    src.head_text = "1:aa11"
+    link.journaled()
+    link.tick(1)
+    (head_pid, _t, _p), = link.publishes(HEAD)
+    (rec_pid, _t, _p), = link.publishes(b"sicbo/S1/T01/journal")
+    assert head_pid != rec_pid
+    link.deliver(_puback(head_pid), 2)
+    assert linkkit.stats(link)["stray_pubacks"] == 0
+    link.deliver(_puback(head_pid), 3)  # once more: now it is a stray
+    assert linkkit.stats(link)["stray_pubacks"] == 1
+
+
 def test_a_link_over_an_unprovisioned_journal_sends_its_records_and_no_head():
     d = tmpdir("lo_store_nohead")
     st = OutboxStore(d, segment_bytes=4000)
