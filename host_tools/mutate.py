@@ -259,6 +259,13 @@ EQUIVALENT = (
     ("link/outbox.py",
      "self._delay = d * 2 if d * 2 < self.backoff_max_ms else self.backoff_max_ms",
      "`<` -> `<=` in `d * 2 < self.backoff_max_ms`", "both branches give the cap at the cap"),
+    # RoundState's J_HOLD replay: the dealer's dice open the payload (offset 0).
+    ("sicbo/roundstate.py", "_copy(b, p + R.P_DEALER_DICE, self.hold, 0, 3)",
+     "`+` -> `-` in `p + R.P_DEALER_DICE`", "P_DEALER_DICE is 0"),
+    # DealerEntry's record buffer: a call writes at most 6 records (resume:
+    # boot, three damaged, alarm, void), so 7 slots are as good as 8.
+    ("sicbo/roundmachine.py", "_MAX_RECORDS = const(8)", "8 -> 7",
+     "a call writes at most 6 records"),
     # diag.bell: the sleep only sets how often the loop polls the bell; the
     # bell's own deadline (update) stops it, so the same edges, record and text.
     ("diag.py", "time.sleep_ms(10)", "deleted: `time.sleep_ms(10)`",

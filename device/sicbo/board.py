@@ -197,8 +197,8 @@ def _parse_strapping(obj):
 
 
 def _parse_keys(pins, obj, lamps, ins):
-    """The keys section: {signal: bit} of the chain and the chain itself."""
-    _need_obj(obj, "keys", _KEYS_WHAT)
+    """The keys section (an object: parse_board checked it first, to know
+    which inputs the chain carries): {signal: bit} and the chain itself."""
     _known(obj, "keys", _KEYS_FIELDS)
     bus = obj.get("bus")
     if bus not in KEY_BUSES:

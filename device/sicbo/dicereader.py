@@ -88,8 +88,8 @@ class DiceReader:
             if n == 0:
                 return False  # an empty line is a keep-alive
             return self._line(n)
-        if self.overlong_line:
-            return False
+        # Past MAX_LINE the rest of the line is dropped: n stays there until
+        # the newline.
         if self.n >= MAX_LINE:
             self.overlong_line = True
             return False

@@ -1,3 +1,5 @@
+# The catalogue of bet areas (sicbo.areas): editions, codes, legal odds, and
+# what every area wins on every throw by the definitions of Art. 5.
 from sicbo import areas
 
 
@@ -75,3 +77,58 @@ def test_legal_odds():
             "PAIR_5_6": 5, "DOUBLE_2": 8, "FOUR_1_2_3_4": 7}
     for code in odds:
         assert areas.base_odds(areas.index_of(code)) == odds[code], code
+
+
+def _won_by_code(code, dice):
+    """How many times the bet named by code is won by the dice, read from the
+    code and Art. 5 alone (independent of the catalogue's bytes): the number of
+    matching dice for a Single, otherwise 0 or 1."""
+    total = dice[0] + dice[1] + dice[2]
+    triple = dice[0] == dice[1] == dice[2]
+    if code == "ANY_TRIPLE":
+        return 1 if triple else 0
+    parts = code.split("_")
+    kind = parts[0]
+    n = [int(p) for p in parts[1:]]
+    if kind == "SMALL":
+        return 1 if 4 <= total <= 10 else 0
+    if kind == "BIG":
+        return 1 if 11 <= total <= 17 else 0
+    if kind == "SINGLE":
+        return dice.count(n[0])
+    if kind == "TRIPLE":
+        return 1 if triple and dice[0] == n[0] else 0
+    if kind == "TOTAL":
+        return 1 if total == n[0] else 0
+    if kind == "ODD":
+        return total % 2
+    if kind == "EVEN":
+        return 1 - total % 2
+    if kind == "COMBO":  # the three numbers shown, as a set with repeats
+        return 1 if sorted(dice) == n else 0
+    if kind == "PAIR":
+        return 1 if n[0] in dice and n[1] in dice else 0
+    if kind == "DOUBLE":
+        return 1 if dice.count(n[0]) >= 2 else 0
+    if kind == "FOUR":
+        return 1 if len(set(dice)) == 3 and all(d in n for d in dice) else 0
+    raise AssertionError("no definition for " + code)
+
+
+def test_hits_of_every_area_on_every_throw_follow_art_5():
+    codes = areas.codes()
+    for d1 in range(1, 7):
+        for d2 in range(1, 7):
+            for d3 in range(1, 7):
+                dice = [d1, d2, d3]
+                for i in range(len(codes)):
+                    got = areas.hits(i, d1, d2, d3)
+                    assert got == _won_by_code(codes[i], dice), (codes[i], dice, got)
+
+
+def test_a_double_is_won_once_even_on_a_triple():
+    # Short pair (短牌): at least two dice show n, paid once, a triple included.
+    double_2 = areas.index_of("DOUBLE_2")
+    assert areas.hits(double_2, 2, 5, 2) == 1
+    assert areas.hits(double_2, 2, 2, 2) == 1
+    assert areas.hits(double_2, 2, 5, 6) == 0

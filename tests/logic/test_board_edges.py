@@ -1,5 +1,7 @@
 # The board file's floor section (sicbo.board): a Wi-Fi network name the
-# radio cannot join is refused, naming the field, before the table starts.
+# radio cannot join is refused, naming the field, before the table starts;
+# and a keys section that is not an object is refused naming it, never a
+# crash of the parser.
 from sicbo import board
 from sicbo.errors import ConfigError
 
@@ -47,3 +49,16 @@ def test_a_wifi_name_the_radio_cannot_join_is_refused_naming_the_field():
             assert str(e) == "floor.wifi: must be the Wi-Fi network's name (1 to 32 characters)"
         else:
             raise AssertionError("accepted wifi %r" % (wifi,))
+
+
+def test_a_keys_section_that_is_not_an_object_is_refused_naming_it():
+    for keys in ([], [{"bus": "hc165"}], 7, 0, "hc165", True):
+        b = _board(None)
+        b["keys"] = keys
+        try:
+            board.parse_board(b)
+        except ConfigError as e:
+            assert e.field == "keys", (keys, e)
+            assert "must be an object" in e.message and "hc165" in e.message, (keys, e)
+        else:
+            raise AssertionError("accepted keys %r" % (keys,))

@@ -1,7 +1,9 @@
 # The dice reader's line protocol (sicbo.dicereader): a die that is not a
 # digit is not the protocol's shape (garbage), even under a good checksum,
-# and is never read as dice.
-from sicbo.dicereader import DiceReader, crc8
+# and is never read as dice. A line longer than MAX_LINE bytes before its
+# '\n' is ignored whole (docs/dice-reader-protocol.md): a valid reading at its
+# end is not taken.
+from sicbo.dicereader import MAX_LINE, DiceReader, crc8, line
 
 
 def _signed(body):
@@ -27,3 +29,19 @@ def test_a_die_just_outside_the_digits_is_garbage_even_with_a_good_checksum():
 def test_the_same_line_with_a_digit_die_is_read():
     rd, got = _read(_signed(b"DICE 5 1 2 3 "))
     assert got == [(5, 1, 2, 3)] and rd.rejected() == 0
+
+
+def test_a_line_of_max_line_bytes_is_a_line_one_more_is_overlong():
+    rd, got = _read(b"X" * MAX_LINE + b"\n")
+    assert (rd.garbage, rd.overlong) == (1, 0) and got == []
+    rd, got = _read(b"X" * (MAX_LINE + 1) + b"\n")
+    assert (rd.garbage, rd.overlong) == (0, 1) and got == []
+
+
+def test_a_reading_at_the_end_of_an_overlong_line_is_not_taken():
+    # The whole line is ignored, its tail included, and counted once; the
+    # reader reads the next line.
+    rd, got = _read(b"X" * MAX_LINE + line(8, 4, 4, 4) + line(9, 1, 2, 3))
+    assert got == [(9, 1, 2, 3)]
+    assert (rd.overlong, rd.garbage, rd.bad_crc, rd.bad_dice, rd.ok) == (1, 0, 0, 0, 1)
+    assert (rd.round, rd.d1, rd.d2, rd.d3) == (9, 1, 2, 3)

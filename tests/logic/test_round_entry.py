@@ -214,6 +214,18 @@ def test_reader_refusal_names_the_die_out_of_range():
     assert not r.m.has_reader and r.m.reader_ignored == 3
 
 
+def test_reader_refusal_after_a_six_names_the_die_out_of_range():
+    # A six is in range: the die named is the first one outside 1..6.
+    r = Rig()
+    r.to_result()
+    for dice, bad in (((6, 7, 1), 7), ((6, 6, 0), 0), ((6, 1, 9), 9)):
+        r.reader(*dice)
+        assert r.types() == [R.J_REFUSED] and r.recs[0].p(0) == E.R_DICE_RANGE
+        assert r.recs[0].p(1) == bad, dice
+        assert r.has(E.C_SHOW) == (E.C_SHOW, E.R_DICE_RANGE, bad, 0), dice
+    assert not r.m.has_reader and r.m.state == E.ST_RESULT
+
+
 def test_a_cancelled_void_starts_the_dice_entry_again():
     r = Rig()
     r.to_result()

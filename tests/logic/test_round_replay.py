@@ -198,3 +198,28 @@ def test_state_checks_start_with_the_tables_first_record():
     assert rs.take(forge(R.J_PAYOUT, 41, 7), 0) == 0
     assert rs.take(forge(R.J_ROUND, 42, 8), 0) == 0 and rs.synced
     assert rs.take(forge(R.J_PAYOUT, 43, 8), 0) == E.BAD_STATE
+
+
+def test_a_record_that_only_notes_something_keeps_the_dealers_key_entry():
+    # _apply says whether a record set the round's state: only then does the
+    # dealer key anew (DealerEntry). The cover put back before the payout
+    # (J_VIOLATION) or a sensor fault (J_ALARM) in the middle of an entry
+    # leaves the round where it was, and the dice keyed so far stand.
+    r = Rig()
+    r.to_result()
+    r.ev(E.EV_FACE, 1)
+    r.ev(E.EV_FACE, 2)
+    r.ev(E.EV_COVER_ON)
+    assert r.types() == [R.J_VIOLATION] and r.m.state == E.ST_RESULT
+    r.ev(E.EV_FACE, 3)
+    r.ev(E.EV_CONFIRM)
+    assert r.types() == [R.J_RESULT] and bytes(r.m.dice) == bytes((1, 2, 3)), r.shown()
+    # The supervisor's correction, a sensor fault half-way through it.
+    r.ev(E.EV_SUPERVISOR_ON)
+    r.ev(E.EV_FACE, 4)
+    r.ev(E.EV_FACE, 5)
+    r.ev(E.EV_FAULT, E.S_CLASP_L)
+    assert r.types() == [R.J_ALARM] and r.m.state == E.ST_PAYING
+    r.ev(E.EV_FACE, 6)
+    r.ev(E.EV_CONFIRM)
+    assert r.types() == [R.J_CORRECTION] and bytes(r.m.dice) == bytes((4, 5, 6)), r.shown()

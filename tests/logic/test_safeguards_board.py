@@ -209,7 +209,8 @@ def test_blank_configuration_objects_have_every_field():
         "", 0, "", (), b"", (), (), "", "", {})
     b = Board()
     assert (b.name, b.description, b.inputs, b.keys, b.outputs, b.lamps, b.reader, b.timers,
-            b.timings, b.pins, b.warnings) == ("", "", (), None, {}, {}, None, {}, {}, {}, [])
+            b.timings, b.pins, b.warnings, b.floor) == (
+        "", "", (), None, {}, {}, None, {}, {}, {}, [], None)
 
 
 def test_sections_that_are_not_objects_name_themselves():
