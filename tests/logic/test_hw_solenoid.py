@@ -186,12 +186,18 @@ def test_hold_needs_pwm_and_pull_in():
             raise AssertionError("accepted %r" % (kw,))
 
 
-def test_train_across_the_ticks_wrap():
-    if time.ticks_add(0x3FFFFFFF, 1) != 0:
-        return  # time.ticks_* of this port do not wrap at 2**30 like the ESP32's
+def _solenoid_before_the_ticks_wrap():
+    """A coil of max_on 200 ms, rest 100 ms, 100 ms before the ticks wrap."""
+    # Every port here wraps its ticks at 2**30 like the ESP32's: if one did
+    # not, these tests would not test the wrap.
+    assert time.ticks_add(0x3FFFFFFF, 1) == 0
     machine.sim_reset(ticks=(1 << 30) - 100)
-    sol = Solenoid(Pin(COIL, Pin.OUT), Timer(0), max_on_ms=200, rest_ms=100,
-                   ticks_ms=machine.sim_ticks_ms)
+    return Solenoid(Pin(COIL, Pin.OUT), Timer(0), max_on_ms=200, rest_ms=100,
+                    ticks_ms=machine.sim_ticks_ms)
+
+
+def test_train_across_the_ticks_wrap():
+    sol = _solenoid_before_the_ticks_wrap()
     sol.start(3, 60, 100)
     run(sol)
     assert machine.sim_on_time(COIL) == [60, 60, 60]
@@ -285,11 +291,7 @@ def test_rest_counts_from_a_forced_off_across_the_ticks_wrap():
     # The forced off's time is the switch-on's ticks plus max_on_ms: with the
     # switch-on past half the ticks period, only ticks_add(t, max_on_ms) is
     # a valid interval (MicroPython refuses a delta beyond half the period).
-    if time.ticks_add(0x3FFFFFFF, 1) != 0:
-        return  # time.ticks_* of this port do not wrap at 2**30 like the ESP32's
-    machine.sim_reset(ticks=(1 << 30) - 100)
-    sol = Solenoid(Pin(COIL, Pin.OUT), Timer(0), max_on_ms=200, rest_ms=100,
-                   ticks_ms=machine.sim_ticks_ms)
+    sol = _solenoid_before_the_ticks_wrap()
     start = machine.sim_ticks_ms()
     sol.pulse(60)
     machine.sim_advance(250)  # forced off at 200, past the wrap
