@@ -249,7 +249,9 @@ def deployed(kind, code, config, copied, removed, journal_dir=None):
     head = _head(R.DEPLOY_HEAD, kind, len(copied), R.P_DEPLOY_CODE, code[:2 * R.CODE_ID_LEN],
                  R.P_DEPLOY_CONFIG, config[:2 * R.CONFIG_ID_LEN])
     head[R.P_DEPLOY_REMOVED] = min(len(removed), 255)
-    room = R.MAX_LEN - R.MIN_LEN - R.DEPLOY_HEAD
+    # Room left for the MAC a provisioned journal seals the record with: a
+    # record past MAX_LEN would be read back as damage, the deploy lost.
+    room = R.MAX_LEN - R.MIN_LEN - R.MAC_LEN - R.DEPLOY_HEAD
     text = b""
     for mark, names in (("+", copied), ("-", removed)):
         for name in names:

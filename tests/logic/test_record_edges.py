@@ -1,7 +1,8 @@
 # The deploy record (J_DEPLOY) as the firmware writes it (access.deployed) and
 # as people read it: its head at the offsets docs/journal.md gives (kind,
 # copied, removed, the cut-short flag, the code, the configuration), the list
-# of files cut short exactly at a whole record of MAX_LEN bytes; read back by
+# of files cut short exactly where a provisioned journal's MAC still fits in
+# a record of MAX_LEN bytes; read back by
 # the board's line (sicbo.logtext) and the host's decoder (sicbo journal).
 import sys
 
@@ -17,7 +18,9 @@ CPYTHON = sys.implementation.name != "micropython"
 # written over another shows.
 CODE = bytes(range(0xA0, 0xA0 + 32)).hex()
 CONFIG = bytes(range(0x10, 0x16)).hex()
-ROOM = R.MAX_LEN - R.MIN_LEN - R.DEPLOY_HEAD  # the files' text in a record of MAX_LEN
+# The files' text in a record of MAX_LEN once a provisioned journal has
+# sealed it with its MAC.
+ROOM = R.MAX_LEN - R.MIN_LEN - R.MAC_LEN - R.DEPLOY_HEAD
 
 
 _folder = [None]
@@ -85,9 +88,10 @@ def test_a_cut_short_list_of_files_is_flagged_and_the_counts_stay_whole():
 
 
 def test_files_filling_a_record_of_max_len_are_all_kept_one_byte_more_is_cut_short():
-    # "+" and the name: ROOM bytes exactly, the record MAX_LEN long.
+    # "+" and the name: ROOM bytes exactly, the record MAX_LEN long with its
+    # MAC (unprovisioned, MAC_LEN bytes short of it).
     rec = _deploy(["n" * (ROOM - 1)], [])
-    assert rec.length == R.MAX_LEN and rec.payload[3] == 0
+    assert rec.length == R.MAX_LEN - R.MAC_LEN and rec.payload[3] == 0
     assert rec.payload[R.DEPLOY_HEAD:] == b"+" + b"n" * (ROOM - 1)
     assert journal.check(rec) == 0
     rec = _deploy(["n" * ROOM], [])
@@ -152,3 +156,23 @@ def test_the_host_reads_each_number_where_the_board_writes_it():
     assert damage["found"] == {"code": E.BAD_DICE, "reason": "dice not 1..6", "type": "result",
                                "seq": 0x01020304}, damage
     assert (clock["old_seconds"], clock["new_seconds"]) == (850000000, 860000000), clock
+
+
+def test_a_full_list_of_files_on_a_provisioned_journal_is_sealed_within_max_len():
+    # The MAC is added as the record is written: the deploy must still be a
+    # record the journal reads back, not damage that loses it.
+    from chainkit import check_journal, provision, raw_records
+
+    # A second file of 8 bytes ("\n+mmmmmm") would fill MAX_LEN without the
+    # MAC: it is cut, and the record with its MAC is MAX_LEN.
+    f = fresh_folder()
+    provision(f)
+    access.deployed(R.CODE_FILES, CODE, CONFIG, ["n" * (ROOM - 1), "m" * 6], [], f)
+    access.close()
+    assert check_journal(f) == [1, 2]
+    raw = raw_records(f)[1]
+    assert len(raw) == R.MAX_LEN
+    rec = journal.records(raw)[0]
+    assert rec.type == R.J_DEPLOY and journal.check(rec) == 0
+    assert (rec.payload[1], rec.payload[3]) == (2, 1)  # two copied, the list cut short
+    assert rec.payload[R.DEPLOY_HEAD:] == b"+" + b"n" * (ROOM - 1)
