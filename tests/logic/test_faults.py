@@ -15,6 +15,7 @@ from appkit import (
     fresh_folder,
     journal_records,
     no_watchdog_reset,
+    reboot,
     write_files,
 )
 
@@ -292,3 +293,90 @@ def test_out_of_service_is_said_even_when_its_own_code_fails():
     assert "sicbo: OUT OF SERVICE: MemoryError bootfail.mpy damaged" in log, log
     assert no_watchdog_reset()
     faults.Faults(t.folder + "/fault.txt").clear()
+
+
+class _FullFile:
+    """A journal segment on a filesystem that is full: every write refused."""
+
+    def write(self, b):
+        raise OSError(28)  # ENOSPC
+
+    def flush(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_a_task_fault_the_journal_could_not_take_is_journaled_by_the_next_boot_with_its_task():
+    # The dice reader's task dies while the journal cannot be written (its
+    # filesystem full): the failed boot is kept in /fault.txt, and the next
+    # boot journals it late, as it was: stage, kind and which task.
+    t = Table()
+    t.store.f.close()
+    t.store.f = _FullFile()
+    t.hw.uart = _DyingUart()
+    resets = len(machine.sim_resets())
+    try:
+        controller.run(t.ctl)
+    except SystemExit:
+        pass
+    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+    path = t.folder + "/fault.txt"
+    n, entries = faults.read_file(path)
+    assert n == 1 and entries[-1][:4] == [E.F_TASK, E.K_VALUE, task_id("reader"), 0], entries
+    assert [r for r in journal_records(t.folder) if r.type == R.J_FAULT] == []
+    t2 = reboot(t)
+    t2.close()
+    found = [r for r in journal_records(t.folder) if r.type == R.J_FAULT]
+    assert len(found) == 1, found
+    assert (found[0].p(0), found[0].p(1), found[0].p(2), found[0].p(3)) == (
+        E.F_TASK, E.K_VALUE, task_id("reader"), 1), found[0]
+    assert faults.read_file(path)[1][-1][3] == 1  # marked journaled: not again
+    t3 = reboot(t2)
+    t3.close()
+    assert len([r for r in journal_records(t.folder) if r.type == R.J_FAULT]) == 1
+
+
+def test_a_module_that_fails_to_load_is_named_with_its_file_in_the_fault():
+    # The fault a technician reads (the log line, /fault.txt, diag.status)
+    # names the file a damaged module came from, so that it is the one
+    # deployed again; a module with no file (frozen, or not there) by name.
+    import os
+    import sys
+
+    from roundkit import process_tag
+
+    pkg = "sicbo_fault_" + process_tag()
+    d = "/tmp/" + pkg
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+    with open(d + "/bellx.py", "w") as f:
+        f.write("def ring(:\n")  # cut short: not Python
+    name = "tmp." + pkg + ".bellx"  # the board's "hw.bell" is /hw/bell.py
+    folder = fresh_folder()
+    log = []
+    sys.path.append("/")  # the board imports from its filesystem's root
+    try:
+        for module, said in ((name, "%s (%s/bellx.py)" % (name, d)),
+                             ("sicbo_no_such_module", "sicbo_no_such_module")):
+            f = faults.Faults(folder + "/fault.txt", log.append)
+            try:
+                f.load(module)
+            except Exception as e:  # noqa: BLE001 - the fault path takes any
+                f.contain(e)
+            else:
+                raise AssertionError("loaded " + module)
+            text = f.failed_boots()[1]
+            assert text.startswith("stage %d loading %s: " % (E.F_START, said)), text
+            line = "sicbo: FAULT in stage %d loading %s: " % (E.F_START, said)
+            assert log[-1].startswith(line), log
+    finally:
+        sys.path.remove("/")
+        for key in ("tmp." + pkg, "tmp"):
+            if key in sys.modules:
+                del sys.modules[key]
+        os.remove(d + "/bellx.py")
+        os.rmdir(d)

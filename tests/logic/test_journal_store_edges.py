@@ -1,7 +1,9 @@
 # Edges of the journal store (journal_store.JournalStore): a provisioned
 # table's boot reads each segment once, the MAC chain's catching up included;
 # and, as the floor's outbox, the oldest segment's unacknowledged records are
-# kept when the segment after it is a boot's empty one.
+# kept when the segment after it is a boot's empty one; and a store opened
+# without a boot keeps the unfinished round's segment when no later one has
+# a record to say where it ends.
 from chainkit import check_journal, started_key_file
 from link.source import OutboxStore
 
@@ -122,5 +124,35 @@ def test_an_empty_boot_segment_does_not_keep_acknowledged_records():
         assert st.judge_full() is False
         held = _held(st)
         assert held == list(range(held[0], 84)), held
+        st.close()
+        rmdir(d)
+
+
+def test_a_store_read_lazily_keeps_the_unfinished_round_when_no_later_segment_has_a_record():
+    # Opened without a boot (diag, a tool: each segment's first record read
+    # only when asked), over its budget: the segments after the oldest hold
+    # no record (boots that reset before they wrote), so nothing says where
+    # the oldest one's records end. With a round unfinished since record 2
+    # it stays; without one it may go.
+    for keep, left in ((2, 3), (0, 2)):
+        d = tmpdir("edge_lazyround")
+        st = JournalStore(d)
+        st.boot(lambda piece: None)
+        for seq in range(1, 4):
+            st.append(_rec(seq))
+        st.close()
+        for _boot in range(2):
+            st = JournalStore(d)
+            st.boot(lambda piece: None)  # reset before this boot wrote anything
+            st.close()
+        st = JournalStore(d, segment_bytes=REC, max_segments=2)  # a budget of two records
+        assert [s[1] for s in st.segs] == [-1, -1, -1]
+        st.prune(keep)
+        assert len(st.segs) == left and st.deleted == 3 - left, (keep, st.segs)
+        if keep:
+            seqs = []
+            for piece in st.read_all():
+                seqs.extend(rec.seq for rec in journal.records(bytes(piece)))
+            assert seqs == [1, 2, 3], seqs
         st.close()
         rmdir(d)
