@@ -140,8 +140,15 @@ class Controller:
         m = self.m
         self.store.append(m.encode_next(rtype, payload, now, self.wall.seconds(now)),
                           m.open_seq)
-        if self.link is not None:
-            self.link.journaled(m.round << 3 | m.state)
+        self._journaled()
+
+    def _journaled(self):
+        # The link sends what the journal holds, and its status again when the
+        # round or its state (round << 3 | state) has changed.
+        link = self.link
+        if link is not None:
+            m = self.m
+            link.journaled(m.round << 3 | m.state)
 
     # ---- the floor link -------------------------------------------------------
 
@@ -163,9 +170,7 @@ class Controller:
         self._now = now
         if m.rec_len:
             self.store.append(m.records(), m.open_seq)  # flushed before any command runs
-            link = self.link
-            if link is not None:
-                link.journaled(m.round << 3 | m.state)
+            self._journaled()
         cm = m.cmds
         hw = self.hw
         for i in range(n):

@@ -266,6 +266,22 @@ EQUIVALENT = (
     # boot, three damaged, alarm, void), so 7 slots are as good as 8.
     ("sicbo/roundmachine.py", "_MAX_RECORDS = const(8)", "8 -> 7",
      "a call writes at most 6 records"),
+    # Controller._journaled: the link only compares what it is told, to send
+    # its status again on a change; any shift of 3 or more keeps the round and
+    # its state (0..6) apart.
+    ("controller.py", "link.journaled(m.round << 3 | m.state)", "3 -> 4",
+     "the link only compares the value; round and state stay apart"),
+    # Solenoid: _on_ms is read only once start() has set it (the state leaves
+    # idle there, on the next line); the 0 only declares the attribute.
+    ("hw/solenoid.py", "self._on_ms = 0", "deleted: `self._on_ms = 0`",
+     "read only after start() sets it"),
+    # Link: the head is due again when the link comes up (_came_up) and on
+    # each record (journaled), before _pump, the only reader, runs.
+    ("link/outbox.py", 'self._head_of = getattr(source, "head", None)'
+     "\nself._head_due = self._head_of is not None",
+     "`is not` -> `is` in `self._head_of is not None`", "set again before it is read"),
+    # Wifi: _retry is read only once _asked, and up() sets it on that path.
+    ("link/wifi.py", "self._retry = 0", "0 -> 1", "read only after up() sets it"),
     # diag.bell: the sleep only sets how often the loop polls the bell; the
     # bell's own deadline (update) stops it, so the same edges, record and text.
     ("diag.py", "time.sleep_ms(10)", "deleted: `time.sleep_ms(10)`",

@@ -185,8 +185,8 @@ class Link(C.Client):
         # The MAC chain's head (a provisioned table's store), retained on its
         # topic when it moves: the floor holds the highest it saw.
         self._head_of = getattr(source, "head", None)
-        self._head_sent = None
         self._head_due = self._head_of is not None
+        self._head_sent = None
         self._head_pid = 0
         now = self.ticks()
         self._ack_t = now  # the cursor last moved (or records became outstanding)

@@ -140,3 +140,25 @@ def test_ring_wraps_in_order():
     assert [e[2] for e in seen] == [1, 0, 1, 0, 1, 0, 1, 0]
     assert [e[3] for e in seen] == [30 * k for k in range(8)]
     assert sw.overflows == 0
+
+
+def test_a_recovered_input_counts_its_chatter_afresh_from_the_recovery():
+    # settle_ms shorter than the chatter window: the clasp recovers 100 ms
+    # after its chatter, and chatters again 7 times, 20 ms apart, all within
+    # one window (1000 ms) of its recovery: a fault again, however the window
+    # before the first fault lay (it began at t = 0 and would end mid-burst).
+    sw = make(chatter_limit=6, chatter_window_ms=1000, settle_ms=100)
+    poll(sw, 10)
+    for k in range(7):  # t = 10..70: the 7th change faults it
+        machine.sim_set(CLASP, k & 1)
+        sw.update()
+        machine.sim_advance(10)
+    assert drain(sw) == [(FAULT, 2, 1, 70)]
+    poll(sw, 120)  # still, open, since t = 70
+    assert drain(sw) == [(RECOVER, 2, 0, 170)] and sw.level(2) == 0
+    poll(sw, 900 - machine.sim_ticks_ms())
+    for k in range(7):  # t = 900..1020, polled every 5 ms
+        machine.sim_set(CLASP, (k + 1) & 1)
+        poll(sw, 20)
+    assert drain(sw) == [(FAULT, 2, 0, 1020)], "chatter after recovery not faulted"
+    assert sw.faulted(2) and sw.faults == 2

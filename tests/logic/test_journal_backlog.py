@@ -206,3 +206,23 @@ def test_the_machine_at_the_budget_stop_new_rounds():
     r.ev(E.EV_BACKLOG, E.BACKLOG_ROOM)  # the floor acknowledged: room again
     r.shake()
     assert r.m.state == E.ST_OPEN
+
+
+def test_a_reboot_with_a_backlog_of_exactly_the_budget_is_not_full():
+    # The budget is what the backlog may hold: rotation keeps a journal of
+    # exactly BUDGET bytes of unacknowledged records without saying full, and
+    # the judgement at start-up agrees with it (a table under the stop policy
+    # that was playing before the reset plays on after it).
+    for keep in (True, False):
+        d, st = _store("backlog_at_budget", keep_when_full=keep)
+        _append(st, 1, 40)  # ten full segments: BUDGET bytes, nothing acknowledged
+        assert not st.full and st.lost == 0 and st.total_bytes() == BUDGET, keep
+        st.close()
+        st = _reopened(d, keep, 0)
+        assert st.total_bytes() == BUDGET and len(st.segs) > 1, keep
+        assert not st.full and st.lost == 0 and _held(st) == list(range(1, 41)), keep
+        # a segment more takes it past the budget: the rotation after it says so
+        _append(st, 41, 44)
+        assert st.full, keep
+        st.close()
+        rmdir(d)

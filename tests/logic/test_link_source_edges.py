@@ -119,3 +119,22 @@ def test_a_repeated_sequence_number_is_sent_once():
     assert _held(st) == [(1, bytes(8)), (2, b"first..."), (3, bytes(8))]
     st.close()
     rmdir(d)
+
+
+def test_a_journal_of_several_segments_read_in_small_batches_opens_each_once():
+    # The place kept between two reads is known by its segment's number,
+    # whatever the sequence numbers in it: segment 2 starts at record 5,
+    # segment 3 at record 9, ... and each is opened once however many
+    # batches read it, not again from its start for each record.
+    d = tmpdir("ls_batches_segments")
+    st = _Opening(d, segment_bytes=SEG, max_segments=8)
+    st.boot(lambda piece: None)
+    for seq in range(1, 21):
+        st.append(_rec(seq))
+    held = [s for s in st.segs if s[1] > 0]
+    assert [s[0] for s in held] == [1, 2, 3, 4, 5] and [s[1] for s in held] == [1, 5, 9, 13, 17]
+    st.named = 0
+    assert [s for s, _p in _held(st, REC)] == list(range(1, 21))
+    assert st.named <= len(st.segs), (st.named, st.segs)  # the empty one after them too
+    st.close()
+    rmdir(d)
