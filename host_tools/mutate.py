@@ -282,6 +282,9 @@ EQUIVALENT = (
      "`is not` -> `is` in `self._head_of is not None`", "set again before it is read"),
     # Wifi: _retry is read only once _asked, and up() sets it on that path.
     ("link/wifi.py", "self._retry = 0", "0 -> 1", "read only after up() sets it"),
+    # Chain._head_into: the head's sequence number opens the chain tail (0).
+    ("sicbo/chain.py", "struct.pack_into(\"<I\", p, c + R.H_SEQ, self.head)",
+     "`+` -> `-` in `c + R.H_SEQ`", "H_SEQ is 0"),
     # diag.bell: the sleep only sets how often the loop polls the bell; the
     # bell's own deadline (update) stops it, so the same edges, record and text.
     ("diag.py", "time.sleep_ms(10)", "deleted: `time.sleep_ms(10)`",

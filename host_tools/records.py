@@ -100,7 +100,13 @@ def tables():
         check_at[code] = len(checks) // 5
         if code in by_code:
             room = varlen[code] or R.PAYLOAD  # the bytes every record of the type has
+            owner = {}  # byte -> the field declared there: no two may share one
             for fname, off, size, kind, lo, hi, _names in by_code[code][2]:
+                for i in range(off, off + size):
+                    if i in owner:
+                        raise ValueError("record type %d: fields %s and %s share payload byte %d"
+                                         % (code, owner[i], fname, i))
+                    owner[i] = fname
                 if kind not in KINDS:
                     raise ValueError("record type %d: field kind %r is not one of %s"
                                      % (code, kind, KINDS))

@@ -165,3 +165,34 @@ def test_technician_access_is_every_kind_the_access_list_names():
     if hasattr(R, "J_PROVISION"):
         want.add("provision")
     assert names == want and len(R.ACCESS) == len(want), names
+
+
+def _with_fields(monkeypatch, code, fields):
+    # The declarations with the fields of one record type replaced.
+    decls = []
+    for decl in R.RECORD_TYPES:
+        if decl[0] == code:
+            decl = (decl[0], decl[1], tuple(fields)) + tuple(decl[3:])
+        decls.append(decl)
+    monkeypatch.setattr(R, "RECORD_TYPES", tuple(decls))
+
+
+def test_the_generator_refuses_what_it_cannot_derive_or_check(monkeypatch):
+    import pytest
+
+    fault = [d for d in R.RECORD_TYPES if d[0] == R.J_FAULT][0][2]
+    assert gen.tables()  # the declarations as they are
+    # Two fields on one byte: one number would read under two names.
+    moved = [f if f[0] != "detail" else (f[0], fault[1][1]) + tuple(f[2:]) for f in fault]
+    _with_fields(monkeypatch, R.J_FAULT, moved)
+    with pytest.raises(ValueError, match="fields kind and detail share payload byte 1"):
+        gen.tables()
+    # A field past the bytes every record of the type has.
+    _with_fields(monkeypatch, R.J_FAULT, list(fault) + [("spare", R.PAYLOAD, 1, "byte", 0, 255,
+                                                         None)])
+    with pytest.raises(ValueError, match="a field past the payload"):
+        gen.tables()
+    # A 3-byte wall: the decoders read a wall as 4 bytes.
+    _with_fields(monkeypatch, R.J_FAULT, list(fault) + [("when", 4, 3, "wall", 0, 0, None)])
+    with pytest.raises(ValueError, match="a wall field is 4 bytes, not 3"):
+        gen.tables()

@@ -78,6 +78,29 @@ def test_recall_keeps_only_the_last_ten_rounds():
     assert rc.meters.get("rounds") == 13 and rc.meters.get("paid") == 13
 
 
+def test_recall_keeps_exactly_its_rounds_never_one_more():
+    # diag.recall(n) lists Recall.last(n): asked for more rounds than recall
+    # keeps, it lists the kept ones and no more; the round that fell out is
+    # no longer current (a record of it is told to no round). Exactly `keep`
+    # rounds all stay.
+    for keep in (1, 4, None):
+        n = 10 if keep is None else keep
+        r = Rig()
+        for k in range(n):
+            r.round(1 + k % 6, 2, 4)
+        rc = Recall(r.m.table) if keep is None else Recall(r.m.table, keep)
+        rc.feed(bytes(r.journal))
+        assert [x.round for x in rc.last(n + 2)] == list(range(n, 0, -1)), keep
+        r.round(5, 5, 6)
+        r.round(6, 5, 6)
+        rc = Recall(r.m.table) if keep is None else Recall(r.m.table, keep)
+        rc.feed(bytes(r.journal))
+        assert [x.round for x in rc.last(n + 2)] == list(range(n + 2, 2, -1)), keep
+        assert len(rc.rounds) == n, keep
+        assert rc.current(2) is None and rc.current(3) is not None, keep
+        assert rc.meters.get("rounds") == n + 2  # the meters count every round
+
+
 def test_recall_and_replay_ignore_duplicates_and_torn_tail():
     r = _session()
     data = bytes(r.journal)

@@ -1,0 +1,70 @@
+# The board file's floor ids (sicbo.board: floor.site and floor.table), part
+# of every MQTT topic the table publishes: 1 to 32 of A-Z a-z 0-9 _ - are
+# kept as written; anything else is refused before the table starts, the
+# refusal naming the field and saying why (what the technician reads: the
+# field, then the id and the characters allowed).
+from sicbo import board
+from sicbo.errors import ConfigError
+
+KEYS = ("supervisor", "key_bell", "key_void", "key_payout", "key_confirm",
+        "key_face_1", "key_face_2", "key_face_3", "key_face_4", "key_face_5",
+        "key_face_6")
+KEY_PINS = (32, 33, 14, 27, 13, 21, 22, 4, 16, 17, 38)
+WHY = "only A-Z a-z 0-9 _ - (it is part of MQTT topics)"
+
+
+def _board(floor):
+    inputs = {"cover": {"pin": 34, "pull": "none"},
+              "clasp_left": {"pin": 35, "pull": "none"},
+              "clasp_right": {"pin": 36, "pull": "none"},
+              "shake": {"pin": 39, "pull": "none"}}
+    for k in range(len(KEYS)):
+        inputs[KEYS[k]] = {"pin": KEY_PINS[k], "pull": "none" if KEY_PINS[k] >= 34 else "up",
+                           "invert": True}
+    return {
+        "name": "test board",
+        "inputs": inputs,
+        "outputs": {"solenoid": 25, "shaker_motor": 26, "bell": 15},
+        "lamps": {"bus": "hc595", "spi": 2, "sck": 18, "mosi": 23, "latch": 19},
+        "floor": floor,
+    }
+
+
+def _floor(key, value):
+    f = {"site": "S1", "table": "T07", "broker": "10.0.0.5"}
+    f[key] = value
+    return f
+
+
+def _refusal(key, value):
+    try:
+        board.parse_board(_board(_floor(key, value)))
+    except ConfigError as e:
+        return e
+    raise AssertionError("floor.%s %r accepted" % (key, value))
+
+
+def test_ids_of_the_topic_characters_are_kept_as_written():
+    for key in ("site", "table"):
+        for v in ("A", "Zz09_-", "casino-FLOOR_2", "x" * 32):
+            assert board.parse_board(_board(_floor(key, v))).floor[key] == v, (key, v)
+
+
+def test_an_id_with_a_character_outside_the_topic_set_is_refused_naming_its_field():
+    # The MQTT wildcards and separator, a space, a dot, a letter outside A-Z.
+    for key in ("site", "table"):
+        field = "floor." + key
+        for v in ("T/07", "T+", "#", "T 07", "T.07", "t\u00e9"):
+            e = _refusal(key, v)
+            assert e.field == field, (v, e.field)
+            assert e.message == "%r: %s" % (v, WHY), (v, e.message)
+            assert str(e) == "%s: %r: %s" % (field, v, WHY), (v, str(e))
+
+
+def test_an_id_of_no_characters_or_too_many_is_refused_naming_its_field():
+    for key in ("site", "table"):
+        for v in ("", "x" * 33, 7, None):
+            e = _refusal(key, v)
+            assert e.field == "floor." + key, (v, e.field)
+            assert e.message == "must be 1 to 32 characters of A-Z a-z 0-9 _ -, got %r" % (v,), (
+                v, e.message)
