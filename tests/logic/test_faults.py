@@ -138,6 +138,28 @@ def test_a_task_that_dies_is_journaled_by_name_then_resets():
     assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == 1
 
 
+def test_a_table_that_fails_before_it_has_run_stably_counts_one_more_failed_boot():
+    # The failed boots are cleared only once the table has run for
+    # E.STABLE_MS: a board that boots, then dies within a minute, again and
+    # again, must reach MAX_FAILED_BOOTS and stay out of service.
+    t = Table()
+    t.close()
+    for _n in range(1, E.MAX_FAILED_BOOTS):
+        fault_boot(t.folder, t.folder, OSError(5))
+    assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == E.MAX_FAILED_BOOTS - 1
+    t2 = Table(folder=t.folder, reset=False)
+    t2.hw.uart = _DyingUart()  # the reader dies some 60 ms into the run
+    try:
+        controller.run(t2.ctl)
+    except SystemExit:
+        pass
+    assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == E.MAX_FAILED_BOOTS
+    log = []
+    assert start(t.folder, log) is None  # out of service, at the REPL
+    assert any("OUT OF SERVICE after %d failed boots" % E.MAX_FAILED_BOOTS in line
+               for line in log), log
+
+
 def test_without_a_watchdog_a_task_that_dies_is_named_by_its_row():
     # A board run without its watchdog (start-up not asked to arm it): the
     # task ids are the rows of controller.TASKS, and a dying task is still
