@@ -87,10 +87,10 @@ EQUIVALENT = (
      "re-reading an empty segment's first seq finds 0 again"),
     # Controller.poll: the machine reads an event's argument only for EV_FACE
     # (the face) and EV_FAULT (the sensor); these calls pass neither.
-    ("controller.py", "self.handle(INPUTS[k + 1], 0, now)", "0 -> 1", _NO_ARG),
-    ("controller.py", "self.handle(INPUTS[k] if ev[2] else INPUTS[k + 1], 0, now)", "0 -> -1",
+    ("controller.py", "self.handle(INPUTS[k + 1], 0, now)", "0 -> -1", _NO_ARG),
+    ("controller.py", "self.handle(INPUTS[k] if ev[2] else INPUTS[k + 1], 0, now)", "0 -> 1",
      _NO_ARG),
-    ("controller.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> -1", _NO_ARG),
+    ("controller.py", "self.handle(E.EV_TIMER, 0, now)", "0 -> 1", _NO_ARG),
     # hw.TimedOutput: start() sets both before anything reads them.
     ("hw/__init__.py", "self._since = 0", "deleted: `self._since = 0`", _SET_FIRST),
     ("hw/__init__.py", "self._since = 0", "0 -> 1", _SET_FIRST),

@@ -1,6 +1,7 @@
 # The board file's floor section (sicbo.board): a Wi-Fi network name the
-# radio cannot join is refused, naming the field, before the table starts;
-# and a keys section that is not an object is refused naming it, never a
+# radio cannot join, or a site or table id that cannot be part of an MQTT
+# topic, is refused, naming the field, before the table starts; and a keys
+# section that is not an object is refused naming it, never a
 # crash of the parser.
 from sicbo import board
 from sicbo.errors import ConfigError
@@ -62,3 +63,50 @@ def test_a_keys_section_that_is_not_an_object_is_refused_naming_it():
             assert "must be an object" in e.message and "hc165" in e.message, (keys, e)
         else:
             raise AssertionError("accepted keys %r" % (keys,))
+
+
+# ---- the floor ids (floor.site, floor.table): part of every MQTT topic the
+# table publishes, 1 to 32 of A-Z a-z 0-9 _ - kept as written, anything else
+# refused naming the field, then the id and the characters allowed.
+
+WHY = "only A-Z a-z 0-9 _ - (it is part of MQTT topics)"
+
+
+def _floor_id(key, value):
+    f = {"site": "S1", "table": "T07", "broker": "10.0.0.5"}
+    f[key] = value
+    return f
+
+
+def _refusal(key, value):
+    try:
+        board.parse_board(_board(_floor_id(key, value)))
+    except ConfigError as e:
+        return e
+    raise AssertionError("floor.%s %r accepted" % (key, value))
+
+
+def test_ids_of_the_topic_characters_are_kept_as_written():
+    for key in ("site", "table"):
+        for v in ("A", "Zz09_-", "casino-FLOOR_2", "x" * 32):
+            assert board.parse_board(_board(_floor_id(key, v))).floor[key] == v, (key, v)
+
+
+def test_an_id_with_a_character_outside_the_topic_set_is_refused_naming_its_field():
+    # The MQTT wildcards and separator, a space, a dot, a letter outside A-Z.
+    for key in ("site", "table"):
+        field = "floor." + key
+        for v in ("T/07", "T+", "#", "T 07", "T.07", "t\u00e9"):
+            e = _refusal(key, v)
+            assert e.field == field, (v, e.field)
+            assert e.message == "%r: %s" % (v, WHY), (v, e.message)
+            assert str(e) == "%s: %r: %s" % (field, v, WHY), (v, str(e))
+
+
+def test_an_id_of_no_characters_or_too_many_is_refused_naming_its_field():
+    for key in ("site", "table"):
+        for v in ("", "x" * 33, 7, None):
+            e = _refusal(key, v)
+            assert e.field == "floor." + key, (v, e.field)
+            assert e.message == "must be 1 to 32 characters of A-Z a-z 0-9 _ -, got %r" % (v,), (
+                v, e.message)

@@ -123,15 +123,21 @@ class _DyingUart:
         return 0
 
 
-def test_a_task_that_dies_is_journaled_by_name_then_resets():
-    t = Table()
+def _run_until_the_reader_dies(t):
+    """Run the table's controller with a dice reader that dies: the resets
+    the fault path then made."""
     t.hw.uart = _DyingUart()
     resets = len(machine.sim_resets())
     try:
         controller.run(t.ctl)
     except SystemExit:
-        pass
-    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+        pass  # the sim's machine.reset()
+    return machine.sim_resets()[resets:]
+
+
+def test_a_task_that_dies_is_journaled_by_name_then_resets():
+    t = Table()
+    assert _run_until_the_reader_dies(t) == [machine.HARD_RESET]
     found = [r for r in t.journal() if r.type == R.J_FAULT]
     assert len(found) == 1, found
     assert found[0].p(0) == E.F_TASK and found[0].p(2) == task_id("reader")
@@ -148,11 +154,7 @@ def test_a_table_that_fails_before_it_has_run_stably_counts_one_more_failed_boot
         fault_boot(t.folder, t.folder, OSError(5))
     assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == E.MAX_FAILED_BOOTS - 1
     t2 = Table(folder=t.folder, reset=False)
-    t2.hw.uart = _DyingUart()  # the reader dies some 60 ms into the run
-    try:
-        controller.run(t2.ctl)
-    except SystemExit:
-        pass
+    assert _run_until_the_reader_dies(t2) == [machine.HARD_RESET]  # some 60 ms in
     assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == E.MAX_FAILED_BOOTS
     log = []
     assert start(t.folder, log) is None  # out of service, at the REPL
@@ -166,13 +168,7 @@ def test_without_a_watchdog_a_task_that_dies_is_named_by_its_row():
     # journaled by name, then the board reset.
     t = Table()
     t.hw.watchdog = None
-    t.hw.uart = _DyingUart()
-    resets = len(machine.sim_resets())
-    try:
-        controller.run(t.ctl)
-    except SystemExit:
-        pass
-    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+    assert _run_until_the_reader_dies(t) == [machine.HARD_RESET]
     found = [r for r in t.journal() if r.type == R.J_FAULT]
     assert len(found) == 1 and found[0].p(0) == E.F_TASK, found
     assert found[0].p(2) == task_id("reader")
@@ -337,13 +333,7 @@ def test_a_task_fault_the_journal_could_not_take_is_journaled_by_the_next_boot_w
     t = Table()
     t.store.f.close()
     t.store.f = _FullFile()
-    t.hw.uart = _DyingUart()
-    resets = len(machine.sim_resets())
-    try:
-        controller.run(t.ctl)
-    except SystemExit:
-        pass
-    assert machine.sim_resets()[resets:] == [machine.HARD_RESET]
+    assert _run_until_the_reader_dies(t) == [machine.HARD_RESET]
     path = t.folder + "/fault.txt"
     n, entries = faults.read_file(path)
     assert n == 1 and entries[-1][:4] == [E.F_TASK, E.K_VALUE, task_id("reader"), 0], entries

@@ -7,6 +7,7 @@
 import sys
 
 import access
+import machine
 from appkit import fresh_folder, journal_records
 
 from sicbo import events as E
@@ -27,6 +28,7 @@ _folder = [None]
 
 
 def _deploy(copied, removed):
+    machine.sim_reset()  # the RTC not set (a test before may have set it): no wall time
     f = _folder[0] = fresh_folder()
     access.deployed(R.CODE_FILES, CODE, CONFIG, copied, removed, f)
     access.close()
