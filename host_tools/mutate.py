@@ -75,7 +75,7 @@ EQUIVALENT = (
     ("sicbo/roundmachine.py", "if y1 > y2:", "`>` -> `>=` in `y1 > y2`", _SORTED),
     # outcome_index sorts its dice first: their order never matters.
     ("sicbo/settle.py", "outcome_index(d1, d2, d3)",
-     "arguments 2 and 3 swapped in `outcome_index(d1, d2, d3)`", "outcome_index sorts the dice"),
+     "arguments 1 and 2 swapped in `outcome_index(d1, d2, d3)`", "outcome_index sorts the dice"),
     # journal.walk: a memoryview of a memoryview, or the bytes themselves,
     # give the same values (only what the slices allocate differs).
     ("sicbo/journal.py", "type(data) is memoryview",
@@ -209,10 +209,6 @@ EQUIVALENT = (
     # loop ends with nothing changed.
     ("link/source.py", "while out < got:", "`<` -> `<=` in `out < got`",
      "no record starts at the end of what was read"),
-    # SettlementTable: a channel's area index is only tested for < 0 (a spare
-    # or a status lamp) before it is used.
-    ("sicbo/settle.py", "i = areas.index_of(name) if name is not None else -1", "1 -> 2",
-     "any negative index means: no bet area on this channel"),
     # MQTTClient: the offset of a partial write is set with its length, and
     # read only while that length is not 0.
     ("link/client.py", "self._poff = 0", "0 -> -1", _SET_FIRST),
@@ -289,6 +285,10 @@ EQUIVALENT = (
     # bell's own deadline (update) stops it, so the same edges, record and text.
     ("diag.py", "time.sleep_ms(10)", "deleted: `time.sleep_ms(10)`",
      "the bell's deadline ends the ring, not the poll period"),
+    # config odds: catalogue index 0 is SMALL, never a settable total, so the
+    # next check refuses it with the same field and message.
+    ("sicbo/config.py", "if i < 0 or code not in settable:", "`<` -> `<=` in `i < 0`",
+     "index 0 (SMALL) is refused by `code not in settable` alike"),
 )
 
 

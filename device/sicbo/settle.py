@@ -66,15 +66,14 @@ class SettlementTable:
 
     def __init__(self, cfg):
         # The catalogue (sicbo.areas) is needed to build the table, not to use
-        # it: the controller drops it after boot (shell.unload_boot).
+        # it: start-up drops the parsers once the table is open (tablefiles.PARSERS).
         from sicbo import areas
 
         self.cfg = cfg
         order = cfg.lamp_order
         self.channels = len(order)
         self.row_bytes = (self.channels + 7) >> 3
-        # Channel -> catalogue index (255: status lamp or spare), and back.
-        self.channel_area = bytearray(self.channels)
+        # Catalogue index -> its lamp channel (255: not offered here).
         self.area_channel = bytearray(b"\xff" * areas.AREA_COUNT_2004)
         # Odds per channel, in the order the lamp board and the row use.
         self.odds = bytearray(self.channels)
@@ -85,11 +84,9 @@ class SettlementTable:
             name = order[c]
             i = areas.index_of(name) if name is not None else -1
             if i < 0:
-                self.channel_area[c] = _NO_AREA
                 if name is not None:
                     self.status_channel[name] = c
             else:
-                self.channel_area[c] = i
                 self.area_channel[i] = c
                 self.odds[c] = cfg.odds[i]
                 if areas.kind_of(i) == areas.SINGLE:
