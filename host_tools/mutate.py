@@ -292,6 +292,11 @@ EQUIVALENT = (
     # link.table._saved_cursor: a saved 0 is returned as 0 by either branch.
     ("link/table.py", "return v if 0 < v <= last else (last if v > last else 0)",
      "`<` -> `<=` in `0 < v <= last`", "v == 0 gives 0 on both branches"),
+    # startup.stage_link: the name only keeps link.plan's code on the heap
+    # over link.table's import, two lines on (memory, not meaning).
+    ("startup.py", "del made", "deleted: `del made`",
+     "memory only: the module is freed at the function's return instead"),
+    ("link/wifi.py", "self._retry = 0", "deleted: `self._retry = 0`", _SET_FIRST),
 )
 
 

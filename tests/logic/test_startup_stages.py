@@ -1,0 +1,114 @@
+# mprun-heap: controller
+# Start-up's stages (startup.py) as the fault path sees them: the watchdog's
+# code (hw.watchdog) is loaded in the hardware stage, through the fault path,
+# not first at resume. A watchdog module that cannot load there (no room for
+# its code, a damaged file) fails the boot in the hardware stage, named,
+# before the round is resumed: every output off, the fault pattern on the
+# lamps, the failed boot counted in /fault.txt, for the next boot to journal
+# (test_faults.py tests that journaling).
+import json
+
+import faults
+import machine
+from appkit import (
+    ACTIVE_HIGH,
+    BELL,
+    INPUTS,
+    LATCH,
+    MOTOR,
+    RTC_NOW,
+    SOLENOID,
+    fresh_folder,
+    journal_records,
+    write_files,
+)
+
+from sicbo import events as E
+from sicbo import records as R
+from sicbo import settle
+
+
+class _NoRoomForTheWatchdog(faults.Faults):
+    """The fault path of a power-on on which hw.watchdog's code does not load
+    (the heap has no block for it): its load raises as a failed import does,
+    every other module loads."""
+
+    def __init__(self, path, log):
+        faults.Faults.__init__(self, path, log)
+        self.loaded = []
+
+    def load(self, name):
+        self.loaded.append((self.stage, name))
+        if name == "hw.watchdog":
+            self.module = name
+            raise MemoryError("memory allocation failed, allocating 1536 bytes")
+        return faults.Faults.load(self, name)
+
+
+def _types(folder):
+    return [r.type for r in journal_records(folder)]
+
+
+def _lit(order):
+    """The lamp channels lit in the last latched frame, by name."""
+    frame = machine.sim_frame(LATCH)
+    if frame is None:
+        return []
+    return [name for c, name in enumerate(order)
+            if name is not None and settle.channel_on(frame, c)]
+
+
+def _boot(folder, f, log):
+    """faults.boot on folder's files with the fault path f, contained as
+    faults.start contains it (without its reset). Returns the exception."""
+    try:
+        ctl, restart = faults.boot(f, folder + "/board.json", folder + "/table.json", folder,
+                                   log=log.append, ticks_ms=machine.sim_ticks_ms)
+    except Exception as e:  # noqa: BLE001 - the fault path takes any
+        f.contain(e)
+        return e
+    if ctl is not None:
+        ctl.hw.all_off()
+        ctl.store.close()
+    raise AssertionError("the table started: %r" % log)
+
+
+def _power_on():
+    """A fresh board as appkit.Table powers one on (the default files and
+    their cache, the RTC set, cover off, clasps open, keys up), not started."""
+    machine.sim_reset(ticks=1000)
+    machine.RTC().datetime(RTC_NOW)
+    folder = fresh_folder()
+    write_files(folder)
+    for name in INPUTS:
+        machine.sim_set(INPUTS[name], 0 if name in ACTIVE_HIGH else 1)
+    with open(folder + "/table.json") as f:
+        order = json.load(f)["lamp_order"]
+    machine.sim_attach_595(2, LATCH, (len(order) + 7) >> 3)
+    return folder, order
+
+
+def test_a_watchdog_that_cannot_load_fails_the_boot_in_the_hardware_stage():
+    folder, order = _power_on()
+    log = []
+    path = folder + "/fault.txt"
+    f = _NoRoomForTheWatchdog(path, log.append)
+    e = _boot(folder, f, log)
+    assert isinstance(e, MemoryError), (e, log)
+    # Loaded in the hardware stage, after the adapters' builders.
+    assert (E.F_HARDWARE, "hw.watchdog") in f.loaded, (f.loaded, log)
+    # Named, in the hardware stage, for the technician (/fault.txt, the log).
+    n, text = f.failed_boots()
+    assert n == 1, (n, text)
+    assert text.startswith("stage %d loading hw.watchdog: MemoryError" % E.F_HARDWARE), text
+    assert any(line.startswith("sicbo: FAULT in stage %d loading hw.watchdog" % E.F_HARDWARE)
+               for line in log), log
+    # Before the round resumed: no J_BOOT, nothing journaled yet.
+    assert R.J_BOOT not in _types(folder), _types(folder)
+    entry = faults.read_file(path)[1][-1]
+    assert entry[:4] == [E.F_HARDWARE, E.K_MEMORY, 0, 0], entry
+    # Every output off, the fault pattern on the lamps.
+    for pin in (SOLENOID, MOTOR, BELL):
+        assert not machine.sim_output(pin), pin
+    lit = _lit(order)
+    assert sorted(lit) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], lit
