@@ -4,12 +4,12 @@
 # service, at the REPL) are said to have taken it out of service at exactly
 # that count, not one later; and the solenoid test on a board wired without
 # a coil output is refused in words, nothing pulsed, nothing journaled.
+import faults
 import machine
 from appkit import SOLENOID, Table, board_dict, table_dict
 from diagkit import _close, _diag_records, _out, _pulses
 
 import diag
-import faults
 from sicbo import events as E
 
 _ENTRY = [3, 1, 0, 1, "stage 3: MemoryError memory allocation failed"]
