@@ -204,21 +204,51 @@ class Clock:
         return self.now
 
 
-def opened_client(keepalive_s, clock=None):
-    """A Client opened on a Sock through its opener (as the board opens a
-    connection), in CONNECTING with its CONNECT written: (client, sock, clock)."""
+class Closing(Sock):
+    """A Sock the broker closes once `eof` is set: the first read with
+    nothing left returns 0 (the peer's close); every read is counted in
+    `reads`, and one after the 0 returns None, so that a client that reads
+    on past the close cannot spin for ever in a test."""
+
+    def __init__(self):
+        Sock.__init__(self)
+        self.eof = False
+        self.reads = 0
+        self.ended = 0  # reads that returned 0
+
+    def readinto(self, buf):
+        self.reads += 1
+        if self.incoming or not self.eof:
+            return Sock.readinto(self, buf)
+        if self.ended:
+            return None
+        self.ended += 1
+        return 0
+
+
+def client_on(make_sock, keepalive_s, clock, **options):
+    """A Client whose opener hands out make_sock() at each opening, as the
+    board opens a connection: (client, the sockets opened, in order)."""
+    from link import client as C
+
+    socks = []
+
+    async def opener(host, port, ssl, server_hostname):
+        s = make_sock()
+        socks.append(s)
+        return s
+
+    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=keepalive_s, ticks_ms=clock,
+                 opener=opener, **options)
+    return c, socks
+
+
+def open_client(c, clock):
+    """Opens c at clock.now and runs the loop until its opener has answered:
+    it is then CONNECTING with its CONNECT written."""
     import asyncio
 
     from link import client as C
-
-    clock = clock or Clock()
-    sock = Sock()
-
-    async def opener(host, port, ssl, server_hostname):
-        return sock
-
-    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=keepalive_s, ticks_ms=clock,
-                 opener=opener)
 
     async def go():
         c.open(clock.now)
@@ -228,5 +258,13 @@ def opened_client(keepalive_s, clock=None):
             await asyncio.sleep(0)
 
     asyncio.run(go())
-    assert c.state == C.CONNECTING, c.state
-    return c, sock, clock
+    assert c.state == C.CONNECTING, (c.state, c.fault, c.detail)
+
+
+def opened_client(keepalive_s, clock=None):
+    """A Client opened on a Sock, in CONNECTING with its CONNECT written:
+    (client, sock, clock)."""
+    clock = clock or Clock()
+    c, socks = client_on(Sock, keepalive_s, clock)
+    open_client(c, clock)
+    return c, socks[0], clock

@@ -13,48 +13,12 @@ from link import mqtt
 KA_S = 10  # keepalive, seconds
 
 
-class Ending(linkkit.Sock):
-    """A Sock the broker closes once `eof` is set: the first read with
-    nothing left returns 0; every read is counted in `reads`, and one after
-    the 0 returns None (a test socket, so that a client reading on cannot
-    spin for ever)."""
-
-    def __init__(self):
-        linkkit.Sock.__init__(self)
-        self.eof = False
-        self.reads = 0
-        self.ended = 0  # reads that returned 0
-
-    def readinto(self, buf):
-        self.reads += 1
-        if self.incoming or not self.eof:
-            return linkkit.Sock.readinto(self, buf)
-        if self.ended:
-            return None
-        self.ended += 1
-        return 0
-
-
 def _opened(sock, rx_size=160):
-    """A Client opened on sock through its opener, in CONNECTING with its
-    CONNECT written: (client, clock)."""
+    """A Client opened on sock, in CONNECTING with its CONNECT written:
+    (client, clock)."""
     clock = linkkit.Clock()
-
-    async def opener(host, port, ssl, server_hostname):
-        return sock
-
-    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, rx_size=rx_size,
-                 ticks_ms=clock, opener=opener)
-
-    async def go():
-        c.open(clock.now)
-        for _ in range(20):
-            if c.state != C.OPENING:
-                return
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
-    assert c.state == C.CONNECTING, c.state
+    c, _ = linkkit.client_on(lambda: sock, KA_S, clock, rx_size=rx_size)
+    linkkit.open_client(c, clock)
     return c, clock
 
 
@@ -69,7 +33,7 @@ def _up(sock, rx_size=160):
 
 
 def test_a_close_found_between_packets_is_one_read_and_one_fault():
-    sock = Ending()
+    sock = linkkit.Closing()
     c, clock = _up(sock)
     sock.incoming += b"\xd0\x00"  # a whole PINGRESP, then the close
     sock.eof = True
@@ -84,7 +48,7 @@ def test_a_close_found_between_packets_is_one_read_and_one_fault():
 
 
 def test_a_close_found_inside_a_packet_is_one_read_and_one_fault():
-    sock = Ending()
+    sock = linkkit.Closing()
     c, clock = _up(sock)
     got = []
     c.got_publish = lambda p, now: got.append(p.pid)
@@ -97,7 +61,7 @@ def test_a_close_found_inside_a_packet_is_one_read_and_one_fault():
 
 
 def test_a_close_before_the_connack_is_one_read():
-    sock = Ending()
+    sock = linkkit.Closing()
     c, clock = _opened(sock)
     sock.eof = True
     before = sock.reads
