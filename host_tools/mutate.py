@@ -159,6 +159,22 @@ EQUIVALENT = (
     ("hw/switches.py", "RECOVER = const(2)", "2 -> 3", "the kinds are compared by name"),
     # link.client: the PUBACKs owed are written before they are read.
     ("link/client.py", "self._acks = [0] * _ACKS", "0 -> 1", _SET_FIRST),
+    # The client's open sets last_rx before any state that reads it.
+    ("link/client.py", "self.last_rx = 0", "deleted: `self.last_rx = 0`", _SET_FIRST),
+    # _pbuf is read only while bytes are pending; every buffer sent is the
+    # client's or the outbox's own, so the reference kept frees nothing.
+    ("link/client.py", "self._pbuf = None", "deleted: `self._pbuf = None`",
+     "_pbuf is read only while a packet is pending, and holds only preallocated buffers"),
+    # The outbox's idle wait: the controller's link task runs every POLL_MS
+    # (5 ms) whatever it returns, and nothing promises the figure.
+    ("link/outbox.py", "tick_ms=20", "20 -> 21",
+     "the link task runs every POLL_MS whatever the idle wait"),
+    # The switches' constructor sets every _changed slot from the pins.
+    ("hw/switches.py", 'self._changed = array("i", [0] * n)', "0 -> -1", _SET_FIRST),
+    # diag's settle waits past three debounce times: a millisecond more is
+    # no different to any switch.
+    ("diag.py", "sw.debounce_ms * 3) + 1", "1 -> 2",
+     "a settle one millisecond longer past three debounce times"),
     # link.outbox.Link: what a connection needs is set when it comes up
     # (_came_up), before the pass reads it; top only ever grows.
     ("link/outbox.py", "self._next = cur", "deleted: `self._next = cur`", _SET_FIRST),

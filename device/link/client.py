@@ -239,11 +239,10 @@ class Client:
         return True
 
     def _flush(self, now):
-        s = self._sock
-        if s is None:
-            return
+        # Only called with a packet pending, which only an open socket can
+        # hold: close() drops the socket and the packet together.
         try:
-            r = s.write(self._pbuf, self._poff, self._pend)
+            r = self._sock.write(self._pbuf, self._poff, self._pend)
         except Exception as e:  # noqa: BLE001
             self._fail_exc(e)
             return
