@@ -151,7 +151,7 @@ class JournalStore:
             return  # gone: only rotation deletes, and it lists what it keeps
         with f:
             while True:
-                got = f.readinto(mv[have:]) if have < size else 0
+                got = f.readinto(mv[have:])  # have < size here: each yield keeps less
                 eof = not got and have < size
                 have += got or 0
                 if not eof and have < size:

@@ -169,6 +169,30 @@ EQUIVALENT = (
     # (5 ms) whatever it returns, and nothing promises the figure.
     ("link/outbox.py", "tick_ms=20", "20 -> 21",
      "the link task runs every POLL_MS whatever the idle wait"),
+    # areas._count counts one number among the three dice: their order
+    # never matters.
+    ("sicbo/areas.py", "_count(b, d1, d2, d3)",
+     "arguments 3 and 4 swapped in `_count(b, d1, d2, d3)`",
+     "_count counts among the dice in any order"),
+    # records.P_CHAIN is 0: adding or taking it away is the same offset.
+    ("sicbo/chain.py", "R.HEADER + R.P_CHAIN", "`+` -> `-` in `o + R.HEADER + R.P_CHAIN`",
+     "P_CHAIN is 0"),
+    # SettlementTable.winning_areas sorts the dice (outcome_index).
+    ("sicbo/logtext.py", "table.winning_areas(rec.p(0), rec.p(1), rec.p(2))",
+     "arguments 2 and 3 swapped in `table.winning_areas(rec.p(0), rec.p(1), rec.p(2))`",
+     "winning_areas sorts the dice"),
+    # RoundMachine.presses: resume() (always before the first event) and
+    # each shake's start set it before it is read.
+    ("sicbo/roundmachine.py", "self.presses = 0  # handle presses", "0 -> -1", _SET_FIRST),
+    # link.mqtt.Parser: next() sets qos before it returns a PUBLISH, the
+    # only packet whose qos is read.
+    ("link/mqtt.py", "self.qos = 0", "0 -> 1", _SET_FIRST),
+    # link.wifi.Station: _t is read only once _asked, set with it.
+    ("link/wifi.py", "self._t = 0  # the last connect()", "0 -> -1", _SET_FIRST),
+    # hw.solenoid.Solenoid: start() sets _first before update() reads it (the
+    # constructor's line, after `self._gap = 0`; _fire's is not equivalent).
+    ("hw/solenoid.py", "self._gap = 0\nself._first = False", "deleted: `self._first = False`",
+     _SET_FIRST),
     # The switches' constructor sets every _changed slot from the pins.
     ("hw/switches.py", 'self._changed = array("i", [0] * n)', "0 -> -1", _SET_FIRST),
     # diag's settle waits past three debounce times: a millisecond more is
