@@ -451,3 +451,17 @@ def test_a_provisioning_is_taken_by_the_first_record_written_from_outside():
     assert recs[0].wall is not None and recs[1].wall >= recs[0].wall  # the clock read for both
     sealed = [raw for raw in raw_records(t.folder) if u32(raw, R.OFF_SEQ) > before]
     assert len(sealed) == 4 and all(raw[R.OFF_FLAGS] & R.FLAG_MAC and mac_ok(raw) for raw in sealed)
+
+
+def test_a_session_whose_segment_was_closed_is_opened_again():
+    # Something closed the session's segment (the store let go of its file):
+    # the next record opens the journal again rather than write to nothing.
+    t = _played()
+    store, rs = access.journal(t.folder)
+    store.close()
+    access.record(R.J_DIAG, bytes((E.D_BELL, 0, 0, 0, 0, 0, 0, 0)), t.folder)
+    store2, _rs2 = access.journal(t.folder)
+    assert store2 is not store and store2.f is not None
+    access.close()
+    rec = journal_records(t.folder)[-1]
+    assert rec.type == R.J_DIAG and rec.p(R.P_TEST) == E.D_BELL, rec

@@ -77,6 +77,9 @@ def test_clear_fault_journals_how_many_it_cleared_by_name():
     diag.clear_fault()
     recs = _records(t.folder)[-2:]
     assert [r.type for r in recs] == [R.J_FAULT, R.J_DIAG], recs  # the unjournaled one first
+    # As the boot journals a late fault: stage, kind, detail, late, and the
+    # rest of the payload zero.
+    assert recs[0].payload == bytes((E.F_HARDWARE, E.K_OS, 0, 1, 0, 0, 0, 0)), recs[0].payload
     assert recs[1].p(R.P_TEST) == E.D_CLEAR_FAULT and recs[1].p(R.P_TEST_DETAIL) == 2
     del _out[:]
     diag.journal(1)

@@ -98,3 +98,11 @@ def test_status_counts_the_strapping_pins_in_words():
     _write(t.folder + "/board.json", _one_strapping_input_board())
     out = _status(t)
     assert _line(out, "board") == "board     1 pin" + strap, out
+
+
+def test_status_says_the_table_will_not_start_before_its_approval_is_effective():
+    t = _idle_table()
+    _write(t.folder + "/table.json", table_dict(
+        approval={"reference": "T", "applied": "2026-11-02", "effective": "2099-01-01"}))
+    running = _line(_status(t), "running")
+    assert running.startswith("running   no: ") and "approval T" in running, running

@@ -311,3 +311,18 @@ def test_rest_counts_from_a_forced_off_across_the_ticks_wrap():
     run(sol)
     first, second = rises(COIL)
     assert first == start and machine.sim_ticks_diff(second, first) == 300
+
+
+def test_a_pulse_cut_by_stop_starts_the_rest_time_from_the_stop():
+    # The coil was on when stopped: its rest runs from the stop, so a pulse
+    # asked for within rest_ms of it waits, as after a pulse that ended.
+    sol = coil(rest_ms=100)
+    machine.sim_advance(500)  # long after the coil was made
+    assert sol.pulse(60)
+    machine.sim_advance(20)
+    sol.stop()
+    machine.sim_advance(99)
+    assert not sol.ready()
+    assert sol.pulse(60) and machine.sim_output(COIL) == 0  # queued, not fired
+    run(sol)
+    assert rises(COIL) == [500, 620], rises(COIL)

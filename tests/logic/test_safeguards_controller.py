@@ -57,6 +57,25 @@ def test_the_actuators_pass_asks_for_its_next_call():
     t.close()
 
 
+def test_the_actuators_pass_asks_for_the_call_that_ends_the_coil_pulse():
+    # Mid-pulse, with less of the pulse left than the task's period: the pass
+    # asks to be called when the coil is due off, not a period later.
+    t = Table()
+    t.close_dome()
+    sol = t.ctl.hw.solenoid
+    t.set("shake", 1)
+    for _ in range(1000):  # until the first pulse fires
+        if sol.is_on():
+            break
+        t.run(1)
+    assert sol.is_on()
+    machine.sim_advance(30)  # the task was late: 30 ms without a pass
+    now = t.now()
+    w = t.ctl.actuators(now)
+    assert w == sol.update(now) and 0 < w < 50, w
+    t.close()
+
+
 def _chatter_to(t, name, final, n=30):
     lv = 0
     for _ in range(n):
