@@ -159,6 +159,10 @@ EQUIVALENT = (
     ("hw/switches.py", "RECOVER = const(2)", "2 -> 3", "the kinds are compared by name"),
     # link.client: the PUBACKs owed are written before they are read.
     ("link/client.py", "self._acks = [0] * _ACKS", "0 -> 1", _SET_FIRST),
+    # Client._flush runs only with a packet pending, which only an open
+    # socket holds (close() drops both): the guard keeps the types exact.
+    ("link/client.py", "if s is None:  # never with a packet pending", "deleted: `if s is None:`",
+     "_flush runs only while a socket holds a pending packet"),
     # The client's open sets last_rx before any state that reads it.
     ("link/client.py", "self.last_rx = 0", "deleted: `self.last_rx = 0`", _SET_FIRST),
     # _pbuf is read only while bytes are pending; every buffer sent is the

@@ -239,10 +239,11 @@ class Client:
         return True
 
     def _flush(self, now):
-        # Only called with a packet pending, which only an open socket can
-        # hold: close() drops the socket and the packet together.
+        s = self._sock
+        if s is None:  # never with a packet pending: close() drops both
+            return
         try:
-            r = self._sock.write(self._pbuf, self._poff, self._pend)
+            r = s.write(self._pbuf, self._poff, self._pend)
         except Exception as e:  # noqa: BLE001
             self._fail_exc(e)
             return

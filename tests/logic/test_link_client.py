@@ -214,15 +214,7 @@ def test_the_connack_is_waited_for_connect_ms_from_the_connect_not_the_open():
 
     c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=60, ticks_ms=clock, opener=opener,
                  connect_ms=10000)
-
-    async def go():
-        c.open(clock.now)
-        for _ in range(20):
-            if c.state != C.OPENING:
-                return
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
+    linkkit.open_client(c, clock)
     assert c.state == C.CONNECTING
     clock.now += 9000  # 17 s after the open, 9 s after the CONNECT
     assert c.poll(clock.now) == C.CONNECTING

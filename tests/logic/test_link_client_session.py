@@ -81,22 +81,8 @@ class _Reset(linkkit.Sock):
 def test_a_packet_the_socket_refuses_is_not_reported_sent():
     clock = linkkit.Clock()
     sock = _Reset()
-
-    async def opener(host, port, ssl, server_hostname):
-        return sock
-
-    import asyncio
-
-    c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=KA_S, ticks_ms=clock, opener=opener)
-
-    async def go():
-        c.open(clock.now)
-        for _ in range(20):
-            if c.state != C.OPENING:
-                return
-            await asyncio.sleep(0)
-
-    asyncio.run(go())
+    c, _ = linkkit.client_on(lambda: sock, KA_S, clock)
+    linkkit.open_client(c, clock)
     sock.incoming += b"\x20\x02\x00\x00"
     assert c.poll(clock.now) == C.UP
     n = c.packets
