@@ -393,17 +393,3 @@ def test_a_module_that_fails_to_load_is_named_with_its_file_in_the_fault():
         os.remove(d + "/bellx.py")
         os.rmdir(d)
 
-
-def test_a_fault_the_journal_took_is_marked_journaled_and_not_journaled_again():
-    t = Table()
-    t.close()
-    path = t.folder + "/fault.txt"
-    f = faults.Faults(path, log=lambda line: None)
-    took = []
-    f.journal = lambda stage, kind, detail, late: took.append((stage, kind, detail, late))
-    f.contain(ValueError("bad"), E.F_HARDWARE)
-    assert took == [(E.F_HARDWARE, E.K_VALUE, 0, 0)], took
-    n, entries = faults.read_file(path)
-    assert n == 1 and entries[-1][3] == 1, entries  # journaled now
-    assert faults.Faults(path).journal_pending(lambda *a: took.append(a)) == 0
-    assert len(took) == 1, took
