@@ -291,6 +291,23 @@ def test_the_clock_set_through_the_firmware_is_journaled_and_no_move():
     t2.close()
 
 
+def test_a_clock_set_that_cannot_be_journaled_is_set_all_the_same_and_said():
+    from appkit import fresh_folder
+
+    path = fresh_folder() + "/j"
+    with open(path, "w") as f:
+        f.write("a file where the journal folder should be")
+    said = []
+    access.print = lambda *args: said.append(" ".join([str(a) for a in args]))
+    try:
+        ok = access.set_clock((2026, 12, 2, 2, 9, 30, 0, 0), path)
+    finally:
+        access.print = print
+    assert ok is False
+    assert len(said) == 1 and said[0].startswith("sicbo: clock set, not journaled: "), said
+    assert tuple(machine.RTC().datetime()[:3]) == (2026, 12, 2)
+
+
 def test_the_clock_is_moved_only_past_its_slack():
     # startup.stage_clock: an RTC up to 2 s before the journal's last time
     # is no move (the journal's time was taken a moment before the cut).

@@ -2,7 +2,9 @@
 # what rotation compares with segment_bytes and access.py with the file's
 # size): 0 while no segment is open for this run, however much the journal
 # already holds; then each segment's bytes as they are on flash, from its
-# checkpoint on after a rotation; no record lost across the segments.
+# checkpoint on after a rotation; no record lost across the segments. And
+# the bytes a store wrote since it was opened (bytes_written, the journal's
+# cost per round in the benches): none for what it found there.
 import os
 
 from journal_store import JournalStore
@@ -35,6 +37,7 @@ def test_a_store_opened_on_a_journal_has_no_bytes_in_a_current_segment():
     assert st.size == 0 and st.files() == 0  # a new journal: nothing open, nothing held
     for seq in range(1, 4):
         st.append(_rec(seq))
+    assert st.bytes_written == 3 * REC
     st.close()
     # opened again (diag, recall, the next boot before its replay): the
     # journal's bytes are in its segments, none in a segment of this run's
@@ -44,7 +47,7 @@ def test_a_store_opened_on_a_journal_has_no_bytes_in_a_current_segment():
     st.boot(RoundState().feed)  # a boot opens its own segment: empty
     assert st.files() == 2 and st.size == 0 and _file_size(st, st.segments()[-1]) == 0
     st.append(_rec(4))
-    assert st.size == REC == _file_size(st, st.segments()[-1])
+    assert st.size == REC == _file_size(st, st.segments()[-1]) == st.bytes_written
     st.close()
     assert _seqs(JournalStore(d)) == [1, 2, 3, 4]
     rmdir(d)

@@ -5,7 +5,9 @@
 # its code, a damaged file) fails the boot in the hardware stage, named,
 # before the round is resumed: every output off, the fault pattern on the
 # lamps, the failed boot counted in /fault.txt, for the next boot to journal
-# (test_faults.py tests that journaling).
+# (test_faults.py tests that journaling). The round machine's code is loaded
+# the same way in the journal stage; files refused end the boot without a
+# restart (a restart would only refuse them again).
 import json
 
 import faults
@@ -28,18 +30,19 @@ from sicbo import records as R
 from sicbo import settle
 
 
-class _NoRoomForTheWatchdog(faults.Faults):
-    """The fault path of a power-on on which hw.watchdog's code does not load
+class _NoRoomFor(faults.Faults):
+    """The fault path of a power-on on which one module's code does not load
     (the heap has no block for it): its load raises as a failed import does,
     every other module loads."""
 
-    def __init__(self, path, log):
+    def __init__(self, path, log, module):
         faults.Faults.__init__(self, path, log)
         self.loaded = []
+        self.missing = module
 
     def load(self, name):
         self.loaded.append((self.stage, name))
-        if name == "hw.watchdog":
+        if name == self.missing:
             self.module = name
             raise MemoryError("memory allocation failed, allocating 1536 bytes")
         return faults.Faults.load(self, name)
@@ -92,7 +95,7 @@ def test_a_watchdog_that_cannot_load_fails_the_boot_in_the_hardware_stage():
     folder, order = _power_on()
     log = []
     path = folder + "/fault.txt"
-    f = _NoRoomForTheWatchdog(path, log.append)
+    f = _NoRoomFor(path, log.append, "hw.watchdog")
     e = _boot(folder, f, log)
     assert isinstance(e, MemoryError), (e, log)
     # Loaded in the hardware stage, after the adapters' builders.
@@ -112,3 +115,26 @@ def test_a_watchdog_that_cannot_load_fails_the_boot_in_the_hardware_stage():
         assert not machine.sim_output(pin), pin
     lit = _lit(order)
     assert sorted(lit) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], lit
+
+
+def test_a_round_machine_that_cannot_load_fails_the_boot_in_the_journal_stage():
+    folder, _order = _power_on()
+    log = []
+    f = _NoRoomFor(folder + "/fault.txt", log.append, "sicbo.roundmachine")
+    e = _boot(folder, f, log)
+    assert isinstance(e, MemoryError), (e, log)
+    n, text = f.failed_boots()
+    assert n == 1 and text.startswith(
+        "stage %d loading sicbo.roundmachine: MemoryError" % E.F_JOURNAL), (n, text)
+
+
+def test_refused_files_end_the_boot_without_a_restart():
+    folder, _order = _power_on()
+    with open(folder + "/table.json", "w") as t:
+        t.write('{"name": "test table"')  # cut short: not JSON
+    log = []
+    ctl, restart = faults.boot(faults.Faults(folder + "/fault.txt", log.append),
+                               folder + "/board.json", folder + "/table.json", folder,
+                               log=log.append, ticks_ms=machine.sim_ticks_ms)
+    assert ctl is None and restart is False, (ctl, restart, log)
+    assert any("table.json" in line for line in log), log
