@@ -326,3 +326,33 @@ def test_a_pulse_cut_by_stop_starts_the_rest_time_from_the_stop():
     assert sol.pulse(60) and machine.sim_output(COIL) == 0  # queued, not fired
     run(sol)
     assert rises(COIL) == [500, 620], rises(COIL)
+
+
+class _LateHold:
+    """The coil's PWM, on which the hold's write comes late: the task is
+    held up just before it (an IRQ, the scheduler) past max_on_ms, so the
+    hard-off timer fires first."""
+
+    def __init__(self, pwm, late_ms):
+        self.pwm = pwm
+        self.late_ms = late_ms
+
+    def duty_u16(self, duty):
+        if duty == HOLD and self.late_ms:
+            ms, self.late_ms = self.late_ms, 0
+            machine.sim_advance(ms)
+        self.pwm.duty_u16(duty)
+
+
+def test_a_hard_off_that_comes_before_the_hold_is_written_keeps_the_coil_off():
+    machine.sim_reset()
+    pwm = _LateHold(PWM(Pin(COIL), freq=20000, duty_u16=0), 200)
+    sol = Solenoid(None, Timer(0), max_on_ms=200, rest_ms=100, pwm=pwm, hold_duty_u16=HOLD,
+                   pull_in_ms=25, ticks_ms=machine.sim_ticks_ms)
+    sol.start(1, 150, 0)
+    machine.sim_advance(30)
+    sol.update()  # the pull-in is over: the hold is written, after the hard off
+    assert sol.forced_offs == 1 and machine.sim_pwm(COIL) == (20000, 0)
+    machine.sim_advance(1000)
+    sol.update()
+    assert machine.sim_pwm(COIL) == (20000, 0) and not sol.is_on() and not sol.busy()

@@ -109,6 +109,17 @@ def test_irq_counts_edges_that_polling_misses():
     assert drain(sw) == [(FAULT, 0, 0, 0)]
 
 
+def test_an_irq_counted_edge_is_counted_once_then_debounced():
+    # The IRQ's count is taken by one poll: the polls after it see a still
+    # input, which settles into one edge, not a chatter fault.
+    sw = make(chatter_limit=6, chatter_window_ms=500, use_irq=True)
+    sw.update()
+    machine.sim_set(COVER, 1)  # the cover put on: one edge, counted by the IRQ
+    poll(sw, 200)
+    got = drain(sw)
+    assert [e[:3] for e in got] == [(EDGE, 0, 1)] and sw.faults == 0, got
+
+
 def test_without_irq_those_edges_are_invisible():
     sw = make(chatter_limit=6, chatter_window_ms=500)
     sw.update()

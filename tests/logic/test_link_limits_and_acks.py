@@ -1,9 +1,10 @@
 # The floor link at more of its edges. The MQTT client (device/link/client.py):
 # a packet from the broker of 160 bytes is taken and a larger one refused, by
 # default; a new connection owes the broker no PUBACK, whatever the last one
-# owed. The protocol's decimal numbers (device/link/mqtt.py): only the digits
-# 0 to 9 are digits. The outbox (device/link/outbox.py): a board with Wi-Fi
-# gets a link that brings its station up; journal records go out neither
+# owed; a timeout says what it waited for. The protocol's decimal numbers
+# (device/link/mqtt.py): only the digits 0 to 9 are digits. The outbox
+# (device/link/outbox.py): a board with Wi-Fi gets a link that brings its
+# station up; journal records go out neither
 # retained nor DUP the first time; an outage is not counted as time the floor
 # took to acknowledge. The journal as the outbox (device/link/source.py): a
 # read at the journal's end comes back empty at once. Portable.
@@ -68,6 +69,38 @@ def test_a_new_connection_owes_the_broker_no_puback():
     c.poll(clock.now)
     c.poll(clock.now)
     assert c.state == C.UP and _pubacks(second) == [], second.written
+
+
+def test_a_timeout_says_what_it_waited_for():
+    # "no answer in time" carries what was waited for (docs/floor.md): 1 the
+    # connection to open, 2 the CONNACK, 3 the SUBACK; the floor reads it.
+    import asyncio
+
+    clock = linkkit.Clock()
+
+    async def never_opens(host, port, ssl, server_hostname):
+        await asyncio.sleep(3600)
+
+    async def go():
+        c = C.Client(b"T01", "127.0.0.1", 1883, keepalive_s=30, ticks_ms=clock,
+                     opener=never_opens, connect_ms=1000)
+        c.open(clock.now)
+        await asyncio.sleep(0)
+        clock.now += 1001
+        state = c.poll(clock.now)
+        c.close()
+        return state, c.fault, c.detail
+
+    assert asyncio.run(go()) == (C.FAILED, C.L_TIMEOUT, 1)
+    c, sock, clock = linkkit.opened_client(30)
+    clock.now += 10001
+    assert c.poll(clock.now) == C.FAILED and (c.fault, c.detail) == (C.L_TIMEOUT, 2)
+    c, sock, clock = linkkit.opened_client(30)
+    sock.incoming += CONNACK
+    assert c.poll(clock.now) == C.UP
+    c.subscribe(b"a", clock.now)
+    clock.now += 10001
+    assert c.poll(clock.now) == C.FAILED and (c.fault, c.detail) == (C.L_TIMEOUT, 3)
 
 
 # ---- decimal numbers ---------------------------------------------------------------
