@@ -30,7 +30,7 @@ class _Counting(JournalStore):
 
 
 def test_a_store_opened_without_a_boot_catches_its_chain_up_once():
-    d = tmpdir("seed11_catchup_once")
+    d = tmpdir("chain_catchup_once")
     started_key_file(d)
     st = JournalStore(d)
     rs = RoundState()
@@ -77,7 +77,7 @@ def _rec(seq):
 
 
 def test_a_small_window_gives_a_window_without_a_record_whole_and_reads_on():
-    d = tmpdir("seed11_small_window")
+    d = tmpdir("small_window")
     window = 64  # below R.MAX_LEN: a window may hold no record boundary
     junk = b"\xff" * window  # damage filling the first window
     recs = b"".join([_rec(seq) for seq in range(1, 6)])
