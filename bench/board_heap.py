@@ -52,9 +52,14 @@ connected is refused (the bench stops). Printed: the records acknowledged,
 and the link's own heap (the heap in use after boot, and once connected,
 above the figure without the link).
 
-On the frozen image the firmware is not put on the path: `import startup`
-finds the frozen one (the worker reports whether `frozen_id` imports, and the
-bench refuses a frozen interpreter whose worker does not see it). On a
+The .mpy firmware is linked into each power-on's folder, the worker's
+working directory, and found through sys.path's '' as a board finds it at
+its root: each module's path, interned as it loads, is as short as on the
+board. On the frozen image the folder holds no firmware: `import startup`
+finds the frozen one (the worker reports whether `frozen_id` imports and
+whether its firmware came from .mpy files, and the bench refuses a frozen
+interpreter that does not run its frozen firmware, or a .mpy run that
+does not run the .mpy files). On a
 32-bit interpreter without sim/ frozen in, and on the 64-bit port,
 build/mpy/sim serves the simulated machine.
 
@@ -166,15 +171,30 @@ class Interp:
             "frozen in" if self.rig_frozen else "as .mpy (its code in the heap)")
 
     def path(self):
-        """MICROPYPATH: '.frozen' first, as on a board; the firmware's .mpy
-        only when it is not frozen in."""
+        """MICROPYPATH: '.frozen' first, after the unix port's own '' (the
+        worker's folder), as on a board. The firmware's .mpy files are not
+        on it: install_firmware puts them in the folder, at the board's root."""
         root = SNAPSHOT["root"] or compile_all()
         p = [".frozen", os.path.join(root, "bench")]
-        if not self.frozen:
-            p.append(os.path.join(root, "device"))
         if not self.sim_frozen:
             p.append(os.path.join(root, "sim"))
         return ":".join(p)
+
+    def install_firmware(self, folder):
+        """The .mpy firmware in the power-on's folder, as sicbo deploy installs
+        it at the board's root (symbolic links to this run's compiled copy):
+        the board imports it through sys.path's '' and interns each module's
+        path as it finds it, "sicbo/journal.mpy", not this bench's long
+        temporary folder (about 36 bytes more a module, 1.2 KiB a boot)."""
+        if self.frozen:
+            return
+        device = os.path.join(SNAPSHOT["root"] or compile_all(), "device")
+        for name in os.listdir(device):
+            if name == "main.mpy":  # a board's main.py starts faults; the worker does
+                continue
+            dest = os.path.join(folder, name)
+            if not os.path.lexists(dest):
+                os.symlink(os.path.join(device, name), dest)
 
     def board_heap(self):
         """The heap that stands for the board's on this interpreter, in bytes."""
@@ -332,6 +352,7 @@ def _power_on(interp, folder, heap, mode, rounds, cut_step, seed, boot_no):
     env = {k: v for k, v in os.environ.items()
            if k not in ("SICBO_SIM_WIRE", "SICBO_SIM_RTC", "SICBO_MPY_ROOT")}
     env["MICROPYPATH"] = interp.path()
+    interp.install_firmware(folder)
     cmd = [interp.exe, "-X", "heapsize=%s" % heap, "-m", "heap_worker", folder, mode,
            str(rounds), str(cut_step), str(seed), str(boot_no)]
     # With the link: its waits (connected, then everything acknowledged) too.
@@ -351,6 +372,8 @@ def new_folder(prefix, base=None, board=None, table=TABLE_FILE):
     if base:
         for name in os.listdir(base):
             src = os.path.join(base, name)
+            if os.path.islink(src):
+                continue  # the firmware (install_firmware): linked again at power-on
             if os.path.isdir(src):
                 shutil.copytree(src, os.path.join(folder, name))
             elif not name.startswith("acked"):
@@ -850,12 +873,13 @@ def heap_after_boot(interp, full, seed=5):
 
 
 def check_frozen(interp, r):
-    """A frozen image runs its frozen firmware: frozen_id imports and no
-    .mpy folder of the firmware is on sys.path (it would shadow it)."""
+    """A frozen image runs its frozen firmware (frozen_id imports, no module
+    of it loaded from a .mpy file, which would shadow it); any other
+    interpreter runs the .mpy files."""
     if interp.frozen and (r.boot[5] != 1 or r.boot[6] != 0):
         raise BenchError("%s: the worker %s" % (interp.exe, "does not see frozen_id"
                                                 if r.boot[5] != 1 else
-                                                "has build/mpy/device on sys.path"))
+                                                "runs the firmware from .mpy files"))
     if not interp.frozen and (r.boot[5] != 0 or r.boot[6] != 1):
         raise BenchError("%s: the worker does not run the .mpy firmware" % interp.exe)
 

@@ -4,9 +4,10 @@
 #
 #   micropython -X heapsize=N -m heap_worker FOLDER MODE ROUNDS CUT_STEP SEED BOOT
 #
-# MICROPYPATH (set by the driver): '.frozen', this module's folder, and, for
-# firmware deployed as .mpy, build/mpy/device (and build/mpy/sim where sim/ is
-# not frozen in). On the frozen image the firmware is not on the path at all:
+# MICROPYPATH (set by the driver): '.frozen', this module's folder (and
+# build/mpy/sim where sim/ is not frozen in), after the port's own '' (FOLDER,
+# the working directory): firmware deployed as .mpy is found there, at the
+# board's root, as on a board. On the frozen image FOLDER holds no firmware:
 # `import faults` finds the frozen one.
 #
 # FOLDER holds board.json, table.json and the journal (as /board.json,
@@ -25,7 +26,7 @@
 #
 # Lines for the driver start with "@" (the rest is the board's console):
 #   @boot <round> <state> <heap in use> <heap total> <heap before the firmware>
-#         <frozen_id imports 0/1> <a .../device folder on sys.path 0/1>
+#         <frozen_id imports 0/1> <the firmware loaded from .mpy files 0/1>
 #   @start <round>            a round began (shake taken)
 #   @end <round> paid <d1><d2><d3> | @end <round> void <reason>
 #   @meters <rounds> <paid> <voids>
@@ -286,10 +287,9 @@ def main():
     rig.ctl = ctl
 
     gc.collect()
-    on_path = 0  # the firmware's .mpy folder on sys.path (never with a frozen image)
-    for p in sys.path:
-        if p.endswith("/device"):
-            on_path = 1
+    # The firmware loaded from .mpy files (never with a frozen image, whose
+    # modules' paths end in .py).
+    on_path = 1 if sys.modules["faults"].__file__.endswith(".mpy") else 0
     print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
           before, frozen, on_path)
     meters(ctl)
