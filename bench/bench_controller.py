@@ -36,7 +36,7 @@ from benchkit import (  # noqa: E402
     write_files,
 )
 
-STEP_MS = 5  # controller.POLL_MS
+STEP_MS = 5  # sicbo.events.POLL_MS
 
 
 def heap():

@@ -271,10 +271,17 @@ class Run:
         self.link_up_heap = None  # heap in use once the link connected
         self.link_downs = []  # (code, detail)
         self.no_link = None  # (state, fault, detail): it did not connect
+        self.names = {}  # "boot"/"exit" -> (qstr pools, interned names)
+        names_at = None
         for ln in self.lines:
+            if names_at is not None and ln.startswith("qstr pool:"):
+                m = re.match(r"qstr pool: n_pool=(\d+), n_qstr=(\d+)", ln)
+                if m:
+                    self.names[names_at] = (int(m.group(1)), int(m.group(2)))
             if not ln.startswith("@"):
                 continue
             f = ln.split()
+            names_at = f[1] if f[0] == "@names" and len(f) > 1 else None
             if f[0] == "@boot":
                 self.boot = tuple(int(x) for x in f[1:8])
             elif f[0] == "@start":
@@ -869,7 +876,23 @@ def heap_after_boot(interp, full, seed=5):
     check_frozen(interp, r)
     if LINK["floor"] is not None and r.link_up_heap is None:
         raise BenchError("%s: the floor link did not connect at %s" % (interp.exe, FILL_HEAP))
-    return r.boot[2], r.boot[4], r.link_up_heap
+    return r.boot[2], r.boot[4], r.link_up_heap, r.names
+
+
+def names_text(names):
+    """The interned names (qstrs) of a power-on, after boot and at its end,
+    and where MicroPython adds its next pool of them: pools double, from 20
+    entries after the image's own (mpy-tool's frozen pool allocates 10), so
+    the k-th is added past 20 * (2**k - 1) names, in one block (the 6th,
+    past 620 names: 640 entries, 4.4 KiB on a 32-bit board)."""
+    parts = []
+    for when in ("boot", "exit"):
+        if when in names:
+            pools, n = names[when]
+            parts.append("%s %d in %d pools (the next pool past %d)"
+                         % ("after boot" if when == "boot" else "at the end", n, pools,
+                            20 * (2 ** pools - 1)))
+    return "; ".join(parts) or "not reported"
 
 
 def check_frozen(interp, r):
@@ -917,7 +940,7 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1, base=None):
     """Every figure for one interpreter (a dict). base: the same
     interpreter's figures without the link, in link mode."""
     linked = LINK["floor"] is not None
-    in_use, before, up_heap = heap_after_boot(interp, full, seed)
+    in_use, before, up_heap, names = heap_after_boot(interp, full, seed)
     PRINT("%s%s" % (interp.describe(), ", WITH THE FLOOR LINK connected and publishing"
                     if linked else ""))
     PRINT("  heap in use after boot on the full journal: %d bytes (%.1f KiB), of which %.1f "
@@ -925,6 +948,8 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1, base=None):
           "worker: %s)" % (in_use, in_use / 1024, before / 1024,
                            "its objects; its code is frozen in" if interp.rig_frozen
                            else "its code and objects"), flush=True)
+    PRINT("  names interned at run time (qstrs; a frozen image's are in flash): %s"
+          % names_text(names), flush=True)
     if linked:
         PRINT("  heap in use once the link connected and subscribed: %d bytes (%.1f KiB)"
               % (up_heap, up_heap / 1024), flush=True)
@@ -945,7 +970,7 @@ def measure(interp, full, rounds, cut_every, seed, log=None, step=1, base=None):
     kib, best, tried = smallest_heap(interp, full, in_use, rounds, cut_every, seed, log, step)
     fig = {"exe": interp.exe, "bits": interp.bits, "frozen": interp.frozen, "link": linked,
            "in_use": in_use, "before_firmware": before, "smallest_kib": kib,
-           "link_up": up_heap,
+           "link_up": up_heap, "names": names,
            "first_boot_kib": first,
            "rounds": rounds, "tried": {k: c.failure for k, c in tried.items()}}
     if kib is None:

@@ -33,6 +33,8 @@
 #   @cut <step> <state>       the power goes now
 #   @restart                  the configuration was checked and cached: reset (exit 4)
 #   @exit <steps> <rounds> <deleted segments>
+#   @names boot|exit          then MicroPython's "qstr pool: n_pool=P, n_qstr=N, ..."
+#                             line: the interned names after boot, at the end
 #   @link <up 0/1> <cursor> <last sent> <journal's last seq> <publishes> <failures>
 #             the floor link (board.json's floor section), at a cut and at the end
 #   @linkdown <code> <detail>   the link lost its connection (device/link L_* code)
@@ -212,6 +214,16 @@ def play(rig, rng):
     return started
 
 
+def names(when):
+    # The interned names (qstrs) so far: MicroPython's own line, "qstr pool:
+    # n_pool=.., n_qstr=..", after this one. Their pools grow by doubling,
+    # each new one a single block (at 620 names: 640 entries, 4.4 KiB).
+    import micropython
+
+    print("@names", when)
+    micropython.qstr_info()
+
+
 def meters(ctl):
     mt = ctl.m.meters
     print("@meters", mt.get("rounds"), mt.get("paid"), mt.get("voids"))
@@ -292,6 +304,7 @@ def main():
     on_path = 1 if sys.modules["faults"].__file__.endswith(".mpy") else 0
     print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
           before, frozen, on_path)
+    names("boot")
     meters(ctl)
     link = None
     if ctl._plan is not None:
@@ -339,6 +352,7 @@ def main():
         link_wait(ctl, lambda: link.cursor >= ctl.store.last, _LINK_DRAIN_S)
         link.save()
     link_line(ctl)
+    names("exit")
     print("@exit", rig.steps, started, ctl.store.deleted)
     ctl.store.close()
 

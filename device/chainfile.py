@@ -17,10 +17,12 @@ import struct
 import time
 from binascii import crc32
 
+from micropython import const
+
 from sicbo import records as R
 from sicbo.chain import Chain, parse
 
-_KEY_TMP = "chain.tmp"  # written, then renamed over the key file
+_KEY_TMP = const("chain.tmp")  # written, then renamed over the key file
 
 
 def load(path):

@@ -35,10 +35,6 @@ from sicbo import meters
 from sicbo import records as R
 from sicbo import signals as S
 
-POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
-READER_MS = const(20)
-WATCHDOG_FEED_MS = const(500)
-TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
 _MAX_SENSORS = const(16)  # sensor ids: a bit each in RoundState.faults
 _MAX_TASKS = const(8)  # hw.watchdog.Watchdog's max_tasks: every task is watched
 _LINK_IDLE_MS = const(1000)  # the link task's pass without a link
@@ -209,7 +205,7 @@ class Controller:
     # ---- the periodic passes (TASKS) ---------------------------------------------
 
     def poll(self, now):
-        """Inputs and the machine's timer: one pass, every POLL_MS."""
+        """Inputs and the machine's timer: one pass, every E.POLL_MS."""
         sw = self.hw.switches
         sw.update(now)
         ev = self._ev
@@ -268,7 +264,7 @@ class Controller:
                 self.drain(k, now)
 
     def watch(self, now):
-        """The watchdog's pass (every WATCHDOG_FEED_MS): the WDT is fed only
+        """The watchdog's pass (every E.WATCHDOG_FEED_MS): the WDT is fed only
         while every task has reported within its deadline; a late task is
         named in the journal once (J_FAULT), then the WDT resets the board."""
         wd = self.hw.watchdog
@@ -320,10 +316,10 @@ class Controller:
 # calling again; each task reports to the watchdog after every pass. A new
 # task is a row here (at most _MAX_TASKS of them).
 TASKS = (
-    ("inputs", POLL_MS, Controller.poll),
-    ("actuators", POLL_MS, Controller.actuators),
-    ("reader", READER_MS, Controller.read_reader),
-    ("link", POLL_MS, lambda ctl, now: ctl.link_pass(now)),  # a LinkedController's own
+    ("inputs", E.POLL_MS, Controller.poll),
+    ("actuators", E.POLL_MS, Controller.actuators),
+    ("reader", E.READER_MS, Controller.read_reader),
+    ("link", E.POLL_MS, lambda ctl, now: ctl.link_pass(now)),  # a LinkedController's own
 )
 if len(TASKS) > _MAX_TASKS:
     raise ValueError("%d tasks: the watchdog watches at most %d" % (len(TASKS), _MAX_TASKS))
@@ -373,7 +369,7 @@ async def _main(ctl):
         name, period, step = TASKS[i]
         # Each task's id is the watchdog's for it (all registered before the
         # first feed, in watch() below).
-        task = wd.register(name, TASK_DEADLINE_MS, start) if wd is not None else i
+        task = wd.register(name, E.TASK_DEADLINE_MS, start) if wd is not None else i
         asyncio.create_task(_every(ctl, step, task, period))
     stable = False
     while True:
@@ -382,4 +378,4 @@ async def _main(ctl):
         if not stable and time.ticks_diff(now, start) >= E.STABLE_MS:
             stable = True
             ctl.faults.clear()  # the table runs: the failed boots are no longer in a row
-        await asyncio.sleep_ms(WATCHDOG_FEED_MS)
+        await asyncio.sleep_ms(E.WATCHDOG_FEED_MS)

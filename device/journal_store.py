@@ -38,8 +38,8 @@ from sicbo import records as R
 from sicbo.journal import u32, valid_at
 
 _WINDOW = const(2048)  # the read window: two records of the largest (R.MAX_LEN)
-_PREFIX = "j"
-_SUFFIX = ".log"
+_PREFIX = const("j")
+_SUFFIX = const(".log")
 KEY_NAME = "chain.key"  # the chain's key file (chainfile.py), in the journal's folder
 PROVISION_NAME = "chain.new"  # a provisioning that the next boot takes (startup.py)
 

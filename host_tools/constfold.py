@@ -56,7 +56,7 @@ import os
 from host_tools import DEVICE, REPO
 
 # The modules whose integer constants are folded, as imported by the firmware.
-MODULES = ("sicbo.events", "sicbo.signals", "sicbo.records")
+MODULES = ("sicbo.events", "sicbo.signals", "sicbo.records", "sicbo.kinds")
 
 # Names that could bind or read any global out of the syntax's sight.
 _DYNAMIC = ("globals", "locals", "vars", "exec", "eval")

@@ -21,7 +21,7 @@ BIG, the totals and the singles.
 
 from xml.sax.saxutils import escape
 
-from sicbo import areas
+from sicbo import areas, kinds
 
 WIDTH = 1400
 MARGIN = 20
@@ -173,7 +173,7 @@ class Layout:
         s = self.svg
         inner = WIDTH - 2 * MARGIN - 36
         x0 = MARGIN + 18
-        if self.edition == areas.EDITION_2004:
+        if self.edition == kinds.EDITION_2004:
             widths = (100, 190, 85, 85, 85, 330, 85, 85, 85, 190, 100)
         else:
             widths = (0, 330, 0, 0, 0, 530, 0, 0, 0, 330, 0)
@@ -185,7 +185,7 @@ class Layout:
             xs.append((x, w * scale))
             if w:
                 x += w * scale + GAP
-        if self.edition == areas.EDITION_2004:
+        if self.edition == kinds.EDITION_2004:
             self.cell("ODD", xs[0][0], y, xs[0][1], h, self._parity("ODD"))
             self.cell("EVEN", xs[10][0], y, xs[10][1], h, self._parity("EVEN"))
             for k, col in enumerate((2, 3, 4, 6, 7, 8)):
@@ -316,7 +316,7 @@ class Layout:
         y += 18
         self.strip(y, 92, ["TOTAL_%d" % t for t in range(4, 18)], self._total)
         y += 92 + 10
-        if self.edition == areas.EDITION_2004:
+        if self.edition == kinds.EDITION_2004:
             self.label(y + 12, "TWO DICE COMBINATIONS: BOTH NUMBERS SHOW")
             y += 18
             pairs = [(a, b) for a in range(1, 7) for b in range(a + 1, 7)]
@@ -325,22 +325,22 @@ class Layout:
             y += 84 + 10
             self.label(y + 12, "A DOUBLE AND A SINGLE")
             y += 18
-            combos = [areas.code(i) for i in range(areas.AREA_COUNT_2004)
-                      if areas.kind_of(i) == areas.COMBO_DOUBLE]
+            combos = [areas.code(i) for i in range(kinds.AREA_COUNT_2004)
+                      if areas.kind_of(i) == kinds.COMBO_DOUBLE]
             combos.sort(key=_combo_key)
             self.strip(y, 2 * 66 + GAP, combos, lambda code: self._faces(code, _combo(code)),
                        rows=2)
             y += 2 * 66 + GAP + 10
             self.label(y + 12, "THREE NUMBERS")
             y += 18
-            threes = [areas.code(i) for i in range(areas.AREA_COUNT_2004)
-                      if areas.kind_of(i) == areas.COMBO_THREE]
+            threes = [areas.code(i) for i in range(kinds.AREA_COUNT_2004)
+                      if areas.kind_of(i) == kinds.COMBO_THREE]
             self.strip(y, 66, threes, lambda code: self._faces(code, _numbers(code)))
             y += 66 + 10
             self.label(y + 12, "FOUR NUMBERS: THREE DIFFERENT DICE AMONG THEM")
             y += 18
-            fours = [areas.code(i) for i in range(areas.AREA_COUNT_2004)
-                     if areas.kind_of(i) == areas.FOUR]
+            fours = [areas.code(i) for i in range(kinds.AREA_COUNT_2004)
+                     if areas.kind_of(i) == kinds.FOUR]
             self.strip(y, 66, fours, lambda code: self._faces(code, _numbers(code)))
             y += 66 + 10
         self.label(y + 12, "SINGLE NUMBERS")

@@ -290,8 +290,8 @@ EQUIVALENT = (
      "outcome_index sorts the dice"),
     # The dice reader's poll period: the UART keeps what arrives between two
     # passes (a reader line is under 40 bytes, its RX buffer 256), so a pass
-    # each 21 ms reads the same bytes, in the same order, into the same rounds.
-    ("controller.py", "READER_MS = const(20)", "20 -> 21",
+    # each 19 ms reads the same bytes, in the same order, into the same rounds.
+    ("sicbo/events.py", "READER_MS = const(20)", "20 -> 19",
      "the UART buffers the reader's bytes between passes"),
     # The backoff's cap: at d equal to the cap both branches give the cap.
     ("link/wifi.py", "self._delay = d if d < self.backoff_max_ms else self.backoff_max_ms",

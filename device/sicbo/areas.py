@@ -4,28 +4,14 @@
 # One catalogue serves both editions: it follows the order of Art. 5 of the
 # 2004 edition, and the 29 areas of 2003 are exactly its first 29 entries.
 # An area is identified by its index in this catalogue everywhere in the
-# firmware; codes are for people, files and journals.
+# firmware; codes are for people, files and journals. The kinds, the
+# editions and their area counts are declared in kinds.py.
 
 from micropython import const
 
-EDITION_2003 = const(2003)
-EDITION_2004 = const(2004)
-EDITIONS = (EDITION_2003, EDITION_2004)
+from sicbo import kinds as K
 
-# Kinds of bet (Art. 5).
-SMALL = const(0)
-BIG = const(1)
-SINGLE = const(2)  # 三軍: n on one, two or three dice
-TRIPLE = const(3)  # 圍骰: a named triple
-ANY_TRIPLE = const(4)  # 全圍 / 全骰
-TOTAL = const(5)  # 點數
-ODD = const(6)  # 單
-EVEN = const(7)  # 雙
-COMBO_DOUBLE = const(8)  # a double of a plus a single b
-COMBO_THREE = const(9)  # three named different numbers
-PAIR = const(10)  # 長牌: two named different numbers
-DOUBLE = const(11)  # 短牌: at least two dice show n
-FOUR = const(12)  # three different numbers, all among four named
+EDITIONS = (K.EDITION_2003, K.EDITION_2004)
 
 KIND_NAMES = (
     "Small", "Big", "Single", "Triple", "Any triple", "Total", "Odd", "Even",
@@ -35,16 +21,13 @@ KIND_NAMES = (
 
 # Odds of the totals (Art. 6(6)), indexed by the total 4..17; 5/16 and 6/15
 # hold the lowest legal value, the configured value replaces it.
-_TOTAL_ODDS = b"\x00\x00\x00\x00\x32\x12\x0e\x0c\x08\x06\x06\x06\x06\x08\x0c\x0e\x12\x32"
+_TOTAL_ODDS = const(b"\x00\x00\x00\x00\x32\x12\x0e\x0c\x08\x06\x06\x06\x06\x08\x0c\x0e\x12\x32")
 # Fixed odds by kind; TOTAL reads _TOTAL_ODDS, SINGLE pays 1 per matching die.
-_KIND_ODDS = (1, 1, 1, 150, 24, 0, 1, 1, 50, 30, 5, 8, 7)
+_KIND_ODDS = const((1, 1, 1, 150, 24, 0, 1, 1, 50, 30, 5, 8, 7))
 
 # Totals whose odds a 2004 table may choose (Art. 6(6)): total -> (low, high).
 # The 2003 edition fixes them at the low value.
 ODDS_RANGES = {5: (18, 30), 16: (18, 30), 6: (14, 18), 15: (14, 18)}
-
-AREA_COUNT_2003 = const(29)
-AREA_COUNT_2004 = const(117)
 
 
 # The catalogue as two byte strings, built once at import (_build is deleted
@@ -53,8 +36,8 @@ AREA_COUNT_2004 = const(117)
 # made from them on demand by code(i): 117 resident strings would cost the
 # controller's heap more than the whole catalogue.
 def _build():
-    kinds = bytearray(AREA_COUNT_2004)
-    params = bytearray(4 * AREA_COUNT_2004)
+    kinds = bytearray(K.AREA_COUNT_2004)
+    params = bytearray(4 * K.AREA_COUNT_2004)
     n = 0
 
     def add(kind, a=0, b=0, c=0, d=0):
@@ -66,38 +49,38 @@ def _build():
         params[4 * n + 3] = d
         n += 1
 
-    add(SMALL)
-    add(BIG)
+    add(K.SMALL)
+    add(K.BIG)
     for a in range(1, 7):
-        add(SINGLE, a)
+        add(K.SINGLE, a)
     for a in range(1, 7):
-        add(TRIPLE, a)
-    add(ANY_TRIPLE)
+        add(K.TRIPLE, a)
+    add(K.ANY_TRIPLE)
     for t in range(4, 18):
-        add(TOTAL, t)
+        add(K.TOTAL, t)
     # End of the 2003 edition.
-    add(ODD)
-    add(EVEN)
+    add(K.ODD)
+    add(K.EVEN)
     # The double is a, the single is b; the code lists the three numbers in
     # ascending order, so COMBO_1_1_2 and COMBO_1_2_2 are different areas.
     for a in range(1, 7):
         for b in range(1, 7):
             if a != b:
-                add(COMBO_DOUBLE, a, b)
+                add(K.COMBO_DOUBLE, a, b)
     for a in range(1, 7):
         for b in range(a + 1, 7):
             for c in range(b + 1, 7):
-                add(COMBO_THREE, a, b, c)
+                add(K.COMBO_THREE, a, b, c)
     for a in range(1, 7):
         for b in range(a + 1, 7):
-            add(PAIR, a, b)
+            add(K.PAIR, a, b)
     for a in range(1, 7):
-        add(DOUBLE, a)
+        add(K.DOUBLE, a)
     for a in range(1, 7):
         for b in range(a + 1, 7):
             for c in range(b + 1, 7):
                 for d in range(c + 1, 7):
-                    add(FOUR, a, b, c, d)
+                    add(K.FOUR, a, b, c, d)
     return bytes(kinds), bytes(params)
 
 
@@ -105,15 +88,15 @@ KINDS, PARAMS = _build()
 del _build
 
 # Code of each kind, and how many of the area's numbers follow it.
-_PREFIX = ("SMALL", "BIG", "SINGLE", "TRIPLE", "ANY_TRIPLE", "TOTAL", "ODD", "EVEN",
-           "COMBO", "COMBO", "PAIR", "DOUBLE", "FOUR")
-_NUMBERS = b"\x00\x00\x01\x01\x00\x01\x00\x00\x03\x03\x02\x01\x04"
+_PREFIX = const(("SMALL", "BIG", "SINGLE", "TRIPLE", "ANY_TRIPLE", "TOTAL", "ODD", "EVEN",
+                 "COMBO", "COMBO", "PAIR", "DOUBLE", "FOUR"))
+_NUMBERS = const(b"\x00\x00\x01\x01\x00\x01\x00\x00\x03\x03\x02\x01\x04")
 
 
 def _number(area, k):
     # The k-th number of the area's code (a COMBO lists its three ascending).
     p = 4 * area
-    if KINDS[area] == COMBO_DOUBLE:
+    if KINDS[area] == K.COMBO_DOUBLE:
         a = PARAMS[p]
         b = PARAMS[p + 1]
         if a < b:
@@ -132,7 +115,7 @@ def code(area):
     return s
 
 
-def codes(n=AREA_COUNT_2004):
+def codes(n=K.AREA_COUNT_2004):
     """The codes of the first n areas in catalogue order (a new tuple: host
     tools and tests; the firmware itself calls code(i))."""
     return tuple(code(i) for i in range(n))
@@ -140,10 +123,10 @@ def codes(n=AREA_COUNT_2004):
 
 def area_count(edition):
     """Number of areas of an edition; its areas are the indices 0..area_count-1."""
-    if edition == EDITION_2003:
-        return AREA_COUNT_2003
-    if edition == EDITION_2004:
-        return AREA_COUNT_2004
+    if edition == K.EDITION_2003:
+        return K.AREA_COUNT_2003
+    if edition == K.EDITION_2004:
+        return K.AREA_COUNT_2004
     raise ValueError("edition must be 2003 or 2004, not %r" % (edition,))
 
 
@@ -153,7 +136,7 @@ def index_of(name):
     if not isinstance(name, str):
         return -1
     n = len(name)
-    for i in range(AREA_COUNT_2004):
+    for i in range(K.AREA_COUNT_2004):
         kind = KINDS[i]
         pre = _PREFIX[kind]
         if not name.startswith(pre):
@@ -190,7 +173,7 @@ def param(area, k):
 def base_odds(area):
     """Legal odds of an area before any table choice (SINGLE: per die)."""
     kind = KINDS[area]
-    if kind == TOTAL:
+    if kind == K.TOTAL:
         return _TOTAL_ODDS[PARAMS[4 * area]]
     return _KIND_ODDS[kind]
 
@@ -208,35 +191,35 @@ def hits(area, d1, d2, d3):
     a = PARAMS[p]
     total = d1 + d2 + d3
     triple = d1 == d2 == d3
-    if kind == SMALL:
+    if kind == K.SMALL:
         return 1 if 4 <= total <= 10 else 0
-    if kind == BIG:
+    if kind == K.BIG:
         return 1 if 11 <= total <= 17 else 0
-    if kind == SINGLE:
+    if kind == K.SINGLE:
         return _count(a, d1, d2, d3)
-    if kind == TRIPLE:
+    if kind == K.TRIPLE:
         return 1 if triple and d1 == a else 0
-    if kind == ANY_TRIPLE:
+    if kind == K.ANY_TRIPLE:
         return 1 if triple else 0
-    if kind == TOTAL:
+    if kind == K.TOTAL:
         return 1 if total == a else 0
-    if kind == ODD:
+    if kind == K.ODD:
         return total & 1
-    if kind == EVEN:
+    if kind == K.EVEN:
         return 1 - (total & 1)
     b = PARAMS[p + 1]
-    if kind == COMBO_DOUBLE:
+    if kind == K.COMBO_DOUBLE:
         return 1 if _count(a, d1, d2, d3) == 2 and _count(b, d1, d2, d3) == 1 else 0
-    if kind == COMBO_THREE:
+    if kind == K.COMBO_THREE:
         c = PARAMS[p + 2]
         return 1 if (_count(a, d1, d2, d3) == 1 and _count(b, d1, d2, d3) == 1
                      and _count(c, d1, d2, d3) == 1) else 0
-    if kind == PAIR:
+    if kind == K.PAIR:
         # Paid once even when a number shows twice (1-1-2 wins PAIR_1_2 once).
         return 1 if _count(a, d1, d2, d3) and _count(b, d1, d2, d3) else 0
-    if kind == DOUBLE:
+    if kind == K.DOUBLE:
         return 1 if _count(a, d1, d2, d3) >= 2 else 0
-    if kind == FOUR:
+    if kind == K.FOUR:
         if d1 == d2 or d2 == d3 or d1 == d3:
             return 0
         c = PARAMS[p + 2]

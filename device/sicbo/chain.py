@@ -53,7 +53,7 @@ _K_LINK = const(52)
 _K_PREVIOUS = const(68)
 _K_CRC = const(72)
 MAGIC = b"SKC1"
-_LABEL = b"sicbo-key"
+_LABEL = const(b"sicbo-key")
 
 
 def parse(data):

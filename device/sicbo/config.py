@@ -6,7 +6,7 @@
 # raises ConfigError naming the field and the allowed values. It checks
 # everything before it builds anything, so a refused file is never half used.
 
-from sicbo import areas, dates
+from sicbo import areas, dates, kinds
 from sicbo.errors import ConfigError, key_name
 from sicbo.settings import TableConfig
 from sicbo.signals import STATUS_LAMPS  # lamps that are not bet areas
@@ -64,7 +64,7 @@ def _area(code, field, edition):
 
 
 def _parse_odds(obj, edition, offered_set):
-    odds = bytearray(areas.AREA_COUNT_2004)
+    odds = bytearray(kinds.AREA_COUNT_2004)
     for i in offered_set:
         odds[i] = areas.base_odds(i)
     if obj is None:
@@ -85,7 +85,7 @@ def _parse_odds(obj, edition, offered_set):
         if i not in offered_set:
             raise ConfigError(field, "%s is not offered by this table" % code)
         low, high = areas.ODDS_RANGES[areas.param(i, 0)]
-        if edition == areas.EDITION_2003:
+        if edition == kinds.EDITION_2003:
             high = low  # Art. 6(6) of 2003 fixes them
         value = obj[code]
         if not _is_int(value) or not low <= value <= high:
@@ -214,7 +214,7 @@ def parse_table(obj):
     if not _is_int(edition) or edition not in areas.EDITIONS:
         raise ConfigError("edition", "must be 2003 or 2004, got %r" % (edition,))
     shaker = _choice(obj, "shaker", SHAKERS)
-    if edition == areas.EDITION_2003 and shaker == "electric":
+    if edition == kinds.EDITION_2003 and shaker == "electric":
         raise ConfigError("shaker", "the 2003 edition (Art. 1) has a handle only; allowed: "
                           "solenoid, manual")
     offered = []
@@ -232,7 +232,7 @@ def parse_table(obj):
     cfg.triple_kills = _parse_kills(obj.get("triple_kills"), offered_set, edition)
     cfg.lamp_order = _parse_lamps(obj["lamp_order"], offered_set, edition)
     cfg.void_policy = _choice(obj, "void_policy", VOID_POLICIES, "bets_stay")
-    if edition == areas.EDITION_2003 and cfg.void_policy != "bets_stay":
+    if edition == kinds.EDITION_2003 and cfg.void_policy != "bets_stay":
         raise ConfigError("void_policy", "the 2003 edition (Art. 3(3)) does not let bets be "
                           "withdrawn; allowed: bets_stay")
     cfg.resume_policy = _choice(obj, "resume_policy", RESUME_POLICIES, "void")

@@ -5,7 +5,7 @@ from micropython import const
 
 DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01 (journal wall clock)
 _SATURDAY = const(5)  # weekday() numbering: Monday is 0
-_DAYS_IN_MONTH = b"\x00\x1f\x1c\x1f\x1e\x1f\x1e\x1f\x1f\x1e\x1f\x1e\x1f"
+_DAYS_IN_MONTH = const(b"\x00\x1f\x1c\x1f\x1e\x1f\x1e\x1f\x1f\x1e\x1f\x1e\x1f")
 
 
 def _leap(y):

@@ -17,7 +17,7 @@ _NL = const(10)
 _CR = const(13)
 _SP = const(32)
 _STAR = const(42)
-_PREFIX = b"DICE "
+_PREFIX = const(b"DICE ")
 
 
 def crc8(data, n=-1):

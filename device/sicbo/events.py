@@ -75,6 +75,12 @@ K_OTHER = const(4)  # anything else
 MAX_FAILED_BOOTS = const(3)  # then the board stays out of service, at the REPL
 STABLE_MS = const(60000)  # running this long clears the failed boots
 
+# The controller's periods (controller.TASKS), in ms.
+POLL_MS = const(5)  # inputs are sampled this often (debounce counts in ms)
+READER_MS = const(20)  # the dice reader's UART is read this often
+WATCHDOG_FEED_MS = const(500)
+TASK_DEADLINE_MS = const(2000)  # a task silent this long stops the feeding
+
 # What a J_DIAG record tested (diag.py).
 D_SOLENOID = const(1)
 D_BELL = const(2)

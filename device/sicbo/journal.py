@@ -7,6 +7,8 @@
 import binascii
 import struct
 
+from micropython import const
+
 from sicbo import events as E
 from sicbo import records as R
 
@@ -47,7 +49,7 @@ VARLEN = (
     b"\x00\x00\x00\x42\x00\x00\x00\x00\x00\x00\x00\x00\x00\x14\x10"
     b"\x00")
 # ---- end of generated ----
-_HDR_FMT = "<BBHIIHHII"
+_HDR_FMT = const("<BBHIIHHII")
 _CRC = bytearray(4)  # valid_at's scratch
 
 

@@ -4,7 +4,7 @@
 
 from micropython import const
 
-from sicbo import areas
+from sicbo import areas, kinds
 
 ORDERED_OUTCOMES = const(216)
 
@@ -50,7 +50,7 @@ def paytable(table):
                         ways += 1
                         returned += odds + 1
         c = table.area_channel[area]
-        if areas.kind_of(area) == areas.SINGLE:
+        if areas.kind_of(area) == kinds.SINGLE:
             base = table.odds[c]
             odds_shown = (base, 2 * base, 3 * base)
         else:

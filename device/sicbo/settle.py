@@ -10,14 +10,16 @@
 
 from micropython import const
 
-OUTCOMES = const(56)
+from sicbo import kinds
+
+_OUTCOMES = const(56)
 ORDERED_OUTCOMES = const(216)
 _NO_AREA = const(255)
 # Index of the sorted outcome a <= b <= c (0-based faces) among the 56:
 # _FIRST[a] counts outcomes with a smaller lowest die, _SECOND[b] - _SECOND[a]
 # those with the same lowest and a smaller middle die.
-_FIRST = b"\x00\x15\x24\x2e\x34\x37"
-_SECOND = b"\x00\x06\x0b\x0f\x12\x14"
+_FIRST = const(b"\x00\x15\x24\x2e\x34\x37")
+_SECOND = const(b"\x00\x06\x0b\x0f\x12\x14")
 
 
 def outcome_index(d1, d2, d3):
@@ -74,7 +76,7 @@ class SettlementTable:
         self.channels = len(order)
         self.row_bytes = (self.channels + 7) >> 3
         # Catalogue index -> its lamp channel (255: not offered here).
-        self.area_channel = bytearray(b"\xff" * areas.AREA_COUNT_2004)
+        self.area_channel = bytearray(b"\xff" * kinds.AREA_COUNT_2004)
         # Odds per channel, in the order the lamp board and the row use.
         self.odds = bytearray(self.channels)
         # The number of a SINGLE area's channel (paid once per matching die), else 0.
@@ -89,10 +91,10 @@ class SettlementTable:
             else:
                 self.area_channel[i] = c
                 self.odds[c] = cfg.odds[i]
-                if areas.kind_of(i) == areas.SINGLE:
+                if areas.kind_of(i) == kinds.SINGLE:
                     self.single[c] = areas.param(i, 0)
         n = self.row_bytes
-        self.rows = bytearray(OUTCOMES * n)
+        self.rows = bytearray(_OUTCOMES * n)
         mv = memoryview(self.rows)
         views = []
         for a in range(1, 7):

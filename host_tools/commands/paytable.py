@@ -4,7 +4,7 @@ offered area, computed from the firmware's settlement table."""
 import json
 
 from host_tools.rules import add_table_argument, load_table
-from sicbo import areas, paytable
+from sicbo import areas, kinds, paytable
 
 NAME = "paytable"
 HELP = "ways, odds and exact house edge of every offered area; flags edges <= 0"
@@ -22,8 +22,8 @@ def _odds_text(line):
 
 
 # Bets shown under one heading: Big with Small, Even with Odd.
-_GROUP = {areas.BIG: areas.SMALL, areas.EVEN: areas.ODD}
-_GROUP_NAMES = {areas.SMALL: "Small / Big", areas.ODD: "Odd / Even"}
+_GROUP = {kinds.BIG: kinds.SMALL, kinds.EVEN: kinds.ODD}
+_GROUP_NAMES = {kinds.SMALL: "Small / Big", kinds.ODD: "Odd / Even"}
 
 
 def run(args):

@@ -526,27 +526,30 @@ def test_a_sensor_id_of_16_is_refused_where_the_input_table_is_built(tmp_path):
 
 def add_straight_areas(copy):
     """A kind of bet, the straight (three numbers in a row; the lowest
-    named: STRAIGHT_1 .. STRAIGHT_4, 30 to 1), in sicbo/areas.py: its kind,
-    parameters, legal odds and hits()."""
-    rel = "sicbo/areas.py"
+    named: STRAIGHT_1 .. STRAIGHT_4, 30 to 1): its kind and the 2004
+    edition's area count in sicbo/kinds.py; its name, parameters, legal
+    odds, code and hits() in sicbo/areas.py."""
+    rel = "sicbo/kinds.py"
     text = read(copy, rel)
     four = re.search(r"^FOUR = const\((\d+)\).*$", text, re.M)
     edit(copy, rel, four.group(0) + "\n", "%s\nSTRAIGHT = const(%d)  # three numbers in a row\n"
          % (four.group(0), int(four.group(1)) + 1))
-    insert_before_close(copy, rel, "KIND_NAMES = (", "\n)\n", '    "Straight",')
-    odds = re.search(r"^_KIND_ODDS = \((.*)\)$", text, re.M)
-    edit(copy, rel, odds.group(0), "_KIND_ODDS = (%s, 30)" % odds.group(1))
     count = re.search(r"^AREA_COUNT_2004 = const\((\d+)\)", text, re.M)
     edit(copy, rel, count.group(0), "AREA_COUNT_2004 = const(%d)" % (int(count.group(1)) + 4))
+    rel = "sicbo/areas.py"
+    text = read(copy, rel)
+    insert_before_close(copy, rel, "KIND_NAMES = (", "\n)\n", '    "Straight",')
+    odds = re.search(r"^_KIND_ODDS = const\(\((.*)\)\)$", text, re.M)
+    edit(copy, rel, odds.group(0), "_KIND_ODDS = const((%s, 30))" % odds.group(1))
     edit(copy, rel, "    return bytes(kinds), bytes(params)\n",
-         "    for a in range(1, 5):\n        add(STRAIGHT, a)\n"
+         "    for a in range(1, 5):\n        add(K.STRAIGHT, a)\n"
          "    return bytes(kinds), bytes(params)\n")
-    prefix = re.search(r"^_PREFIX = \((.*?)\)$", text, re.M | re.S)
-    edit(copy, rel, prefix.group(0), prefix.group(0)[:-1] + ', "STRAIGHT")')
-    numbers = re.search(r'^_NUMBERS = b"(.*)"$', text, re.M)
-    edit(copy, rel, numbers.group(0), numbers.group(0)[:-1] + '\\x01"')
+    prefix = re.search(r"^_PREFIX = const\(\((.*?)\)\)$", text, re.M | re.S)
+    edit(copy, rel, prefix.group(0), prefix.group(0)[:-2] + ', "STRAIGHT"))')
+    numbers = re.search(r'^_NUMBERS = const\(b"(.*)"\)$', text, re.M)
+    edit(copy, rel, numbers.group(0), numbers.group(0)[:-2] + '\\x01")')
     edit(copy, rel, '    raise ValueError("unknown area kind")',
-         "    if kind == STRAIGHT:\n"
+         "    if kind == K.STRAIGHT:\n"
          "        return 1 if (_count(a, d1, d2, d3) == 1 and _count(a + 1, d1, d2, d3) == 1\n"
          "                     and _count(a + 2, d1, d2, d3) == 1) else 0\n"
          '    raise ValueError("unknown area kind")')
@@ -560,11 +563,11 @@ def test_a_new_bet_area_settles_lights_its_lamp_and_is_drawn(tmp_path):
     host = tmp_path / "host"
     copy_tree(os.path.join(REPO, "host_tools"), host / "host_tools")
     edit(str(host), "host_tools/layout_svg.py", '        self.label(y + 12, "SINGLE NUMBERS")\n',
-         "        if self.edition == areas.EDITION_2004:\n"
+         "        if self.edition == kinds.EDITION_2004:\n"
          '            self.label(y + 12, "STRAIGHTS: THREE NUMBERS IN A ROW")\n'
          "            y += 18\n"
-         "            straights = [areas.code(i) for i in range(areas.AREA_COUNT_2004)\n"
-         "                         if areas.kind_of(i) == areas.STRAIGHT]\n"
+         "            straights = [areas.code(i) for i in range(kinds.AREA_COUNT_2004)\n"
+         "                         if areas.kind_of(i) == kinds.STRAIGHT]\n"
          "            self.strip(y, 66, straights, lambda code: self._faces(\n"
          "                code, tuple(range(int(code[-1]), int(code[-1]) + 3))))\n"
          "            y += 66 + 10\n"

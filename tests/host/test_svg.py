@@ -14,7 +14,7 @@ from test_cli_journal import forged, played
 from host_tools import REPO, layout_svg
 from host_tools.cli import main
 from host_tools.rules import load_table
-from sicbo import areas, settle
+from sicbo import areas, kinds, settle
 
 NS = "{http://www.w3.org/2000/svg}"
 TABLES = os.path.join(REPO, "board_config", "tables")
@@ -59,8 +59,8 @@ def test_lit_areas_are_the_settlements_for_every_result_2003():
 
 
 def test_each_edition_draws_its_own_areas_once():
-    for name, edition_areas in (("macau-2003.json", areas.AREA_COUNT_2003),
-                                ("macau-2004.json", areas.AREA_COUNT_2004)):
+    for name, edition_areas in (("macau-2003.json", kinds.AREA_COUNT_2003),
+                                ("macau-2004.json", kinds.AREA_COUNT_2004)):
         cfg, table = load_table(os.path.join(TABLES, name))
         svg = layout_svg.render(cfg, table, (1, 2, 3))
         groups = area_groups(svg)

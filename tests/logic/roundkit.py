@@ -1,7 +1,7 @@
 # Helpers of the round, journal, recall and recovery tests (portable: CPython
 # and the MicroPython unix port). Not a test module itself.
 
-from sicbo import areas, journal
+from sicbo import areas, journal, kinds
 from sicbo import events as E
 from sicbo import signals as S
 from sicbo.roundmachine import RoundMachine
@@ -20,7 +20,7 @@ class Cfg:
         self.edition = 2004
         self.shaker = shaker
         self.offered = tuple(sorted(areas.index_of(c) for c in AREAS))
-        odds = bytearray(areas.AREA_COUNT_2004)
+        odds = bytearray(kinds.AREA_COUNT_2004)
         for i in self.offered:
             odds[i] = areas.base_odds(i)
         self.odds = bytes(odds)

@@ -1,6 +1,6 @@
 # The catalogue of bet areas (sicbo.areas): editions, codes, legal odds, and
 # what every area wins on every throw by the definitions of Art. 5.
-from sicbo import areas
+from sicbo import areas, kinds
 
 
 def test_edition_sizes():
@@ -40,13 +40,13 @@ def test_counts_per_kind_in_2004():
     for i in range(117):
         k = areas.kind_of(i)
         counts[k] = counts.get(k, 0) + 1
-    assert counts[areas.SINGLE] == 6 and counts[areas.TRIPLE] == 6
-    assert counts[areas.TOTAL] == 14
-    assert counts[areas.COMBO_DOUBLE] == 30
-    assert counts[areas.COMBO_THREE] == 20
-    assert counts[areas.PAIR] == 15
-    assert counts[areas.DOUBLE] == 6
-    assert counts[areas.FOUR] == 15
+    assert counts[kinds.SINGLE] == 6 and counts[kinds.TRIPLE] == 6
+    assert counts[kinds.TOTAL] == 14
+    assert counts[kinds.COMBO_DOUBLE] == 30
+    assert counts[kinds.COMBO_THREE] == 20
+    assert counts[kinds.PAIR] == 15
+    assert counts[kinds.DOUBLE] == 6
+    assert counts[kinds.FOUR] == 15
 
 
 def test_combo_codes_list_numbers_in_ascending_order():

@@ -7,7 +7,6 @@
 # shake and bell voids the round (V_FAULT), none later does; once the input
 # has been still for the chatter window it works again. A bounce shorter than
 # the debounce time, below the chatter limit, is no event at all.
-import controller
 import machine
 from appkit import SOLENOID, Table
 
@@ -262,5 +261,5 @@ def test_a_fault_blocks_the_next_shake_until_the_supervisor_acknowledges():
     clear_faults(t)
     t.press("shake")
     assert t.state() == E.ST_SHAKING
-    assert controller.POLL_MS == 5  # the rig's bounces assume the app's 5 ms poll
+    assert E.POLL_MS == 5  # the rig's bounces assume the app's 5 ms poll
     t.close()

@@ -179,10 +179,10 @@ def test_a_late_task_is_named_before_the_watchdog_resets():
     wd = t.hw.watchdog
     now = t.now()
     for name, _period, _step in controller.TASKS:
-        wd.register(name, controller.TASK_DEADLINE_MS, now)
+        wd.register(name, E.TASK_DEADLINE_MS, now)
     for task in (0, 1):
-        wd.alive(task, now + controller.TASK_DEADLINE_MS + 100)
-    late = now + controller.TASK_DEADLINE_MS + 200
+        wd.alive(task, now + E.TASK_DEADLINE_MS + 100)
+    late = now + E.TASK_DEADLINE_MS + 200
     assert t.ctl.watch(late) is False  # not fed
     assert t.ctl.watch(late + 10) is False
     found = [r for r in t.journal() if r.type == R.J_FAULT]

@@ -5,7 +5,7 @@
 # of area: odds are refused as such; and a file's key that would not read as
 # a field name (spaces, control or non-ASCII characters) is quoted in the
 # refusal, so that the one line a technician sees shows where it ends.
-from sicbo import areas, board, config
+from sicbo import areas, board, config, kinds
 from sicbo.errors import ConfigError, key_name
 from tables import refusal, table_dict
 
@@ -30,8 +30,8 @@ def test_an_areas_unused_numbers_are_zero():
     assert _params("COMBO_1_2_3") == (1, 2, 3, 0)
     assert _params("FOUR_1_2_3_4") == (1, 2, 3, 4)
     # Every area with one number, whatever the kind: the other three are 0.
-    for i in range(areas.AREA_COUNT_2004):
-        if areas.kind_of(i) in (areas.SINGLE, areas.TRIPLE, areas.TOTAL, areas.DOUBLE):
+    for i in range(kinds.AREA_COUNT_2004):
+        if areas.kind_of(i) in (kinds.SINGLE, kinds.TRIPLE, kinds.TOTAL, kinds.DOUBLE):
             assert areas.param(i, 0) and not (
                 areas.param(i, 1) or areas.param(i, 2) or areas.param(i, 3)), areas.code(i)
 

@@ -3,7 +3,7 @@
 # area with its clear refusal, in a table's configuration and in a wager,
 # never a crash; the two-digit totals themselves are areas and pay. And the
 # areas a table leaves out of its layout pay nothing, whatever the dice.
-from sicbo import areas
+from sicbo import areas, kinds
 from sicbo.errors import InputError
 from sicbo.wagers import settle_wagers
 from tables import refusal, table, table_dict
@@ -41,7 +41,7 @@ def test_a_wager_on_total_1_is_refused_and_total_10_pays():
 # it, so it never pays (wagers.settle_wagers refuses it first, paytable and
 # winning_areas never ask, but odds_for is the table's own answer).
 def _pays_nothing_off_its_layout(t):
-    for area in range(areas.AREA_COUNT_2004):
+    for area in range(kinds.AREA_COUNT_2004):
         if t.cfg.is_offered(area):
             continue
         for d1 in range(1, 7):
@@ -64,6 +64,6 @@ def test_an_area_a_reduced_table_does_not_offer_pays_nothing():
 
 def test_a_2003_table_pays_nothing_on_the_areas_of_2004():
     t = table(2003)
-    assert t.cfg.offered == tuple(range(areas.AREA_COUNT_2003))
+    assert t.cfg.offered == tuple(range(kinds.AREA_COUNT_2003))
     _pays_nothing_off_its_layout(t)
     assert t.odds_for(areas.index_of("TOTAL_10"), 4, 3, 3) == 6
