@@ -123,18 +123,22 @@ def first_power_on(folder, pins, log):
 
     before = set(sys.modules)
     import faults
+    import resumption
     import startup
 
     machine.sim_attach_595(pins.spi, pins.latch, pins.row_bytes)
-    ctl, restarted = startup.open_table(faults.Faults(folder + "/fault.txt", log),
-                                        folder + "/board.json",
-                                        folder + "/table.json", folder,
-                                        cause=machine.reset_cause(), rtc=machine.RTC(),
-                                        ticks_ms=machine.sim_ticks_ms, log=log, watchdog=False)
+    fault_path = faults.Faults(folder + "/fault.txt", log)
+    ctl, restarted, opened = startup.open_table(fault_path, folder + "/board.json",
+                                                folder + "/table.json", folder,
+                                                cause=machine.reset_cause(), rtc=machine.RTC(),
+                                                ticks_ms=machine.sim_ticks_ms, log=log)
     if ctl is not None:
+        # As faults.boot resumes it, without the watchdog armed.
+        resumption.resume_table(fault_path, ctl, opened, machine.reset_cause(), log,
+                                machine.sim_ticks_ms, watchdog=False)
         ctl.hw.all_off()
         ctl.store.close()
-    del ctl, startup, faults
+    del ctl, opened, startup, resumption, faults, fault_path
     for name in list(sys.modules):
         if name not in before:
             del sys.modules[name]

@@ -2,7 +2,7 @@
 # file beside the journal, the records sealed as journal_store.py writes
 # them, and the chain caught up with records its key file missed. Loaded only
 # on a provisioned board (a key file, or a provisioning taken at boot:
-# startup.stage_chain), so a board without a chain holds none of this code.
+# resumption.stage_chain), so a board without a chain holds none of this code.
 #
 # The order that keeps a power cut harmless at any moment: the records are
 # written and flushed, then the key file (for the next sequence number) is
@@ -116,7 +116,7 @@ class StoredChain(Chain):
 
 
 def take(ctl):
-    """At boot, after the replay (startup.stage_chain): a provisioning that
+    """At boot, after the replay (resumption.stage_chain): a provisioning that
     `sicbo deploy --provision` left beside the journal taken (its key file
     written, the provisioning file deleted: the first key does not stay on
     the board), the round machine's numbers moved past the chain's, then the

@@ -303,11 +303,12 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
 
 def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None):
     """The start-up (startup.open_table; out of service, bootfail, after
-    E.MAX_FAILED_BOOTS failed boots), then start-up's modules forgotten:
-    (Controller or None, restart). A function of its own, so that when it
-    returns no slot of a running frame holds any of start-up's objects: the
-    garbage collector is conservative, and one such pointer (even to its
-    tuple of module names) would keep the whole module's code in the heap."""
+    E.MAX_FAILED_BOOTS failed boots), its module forgotten, then the table
+    resumed (resumption.resume_table) and its modules forgotten: (Controller
+    or None, restart). A function of its own, so that when it returns no
+    slot of a running frame holds any of start-up's objects: the garbage
+    collector is conservative, and one such pointer (even to its tuple of
+    module names) would keep the whole module's code in the heap."""
     import machine
     import memory
 
@@ -322,11 +323,22 @@ def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, 
         except Exception as e:  # noqa: BLE001 - out of service all the same
             log("sicbo: OUT OF SERVICE: %s %s" % (type(e).__name__, e))
         return None, False
+    cause = machine.reset_cause()
     startup = faults.load("startup")
     try:
-        return startup.open_table(faults, board_path or BOARD_FILE, table_path or TABLE_FILE,
-                                  journal_dir or JOURNAL_DIR,
-                                  cause=machine.reset_cause(), rtc=machine.RTC(),
-                                  ticks_ms=ticks_ms, log=log)
+        ctl, restart, opened = startup.open_table(
+            faults, board_path or BOARD_FILE, table_path or TABLE_FILE,
+            journal_dir or JOURNAL_DIR, cause=cause, rtc=machine.RTC(), ticks_ms=ticks_ms,
+            log=log)
     finally:
         memory.forget(startup.BOOT_MODULES)
+        del startup  # its code goes before the resumption's loads: the boot's peak
+    if ctl is None:
+        return None, restart
+    resumption = faults.load("resumption")
+    try:
+        if not resumption.resume_table(faults, ctl, opened, cause, log, ticks_ms):
+            return None, False
+    finally:
+        memory.forget(resumption.MODULES)
+    return ctl, False

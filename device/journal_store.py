@@ -117,7 +117,7 @@ class JournalStore:
         self.bytes_written = 0
         self.deleted = 0
         # The MAC chain, taken from its key file when first needed (open_chain):
-        # at boot after the replay and its read buffer (startup.stage_chain),
+        # at boot after the replay and its read buffer (resumption.stage_chain),
         # so that it is not in the heap the replay needs at its fullest.
         self.chain = None  # chainfile.StoredChain: the table is provisioned
         self.chain_damaged = False  # a key file that is not one: records without MACs

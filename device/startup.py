@@ -1,44 +1,36 @@
-# Start-up of the table controller, run once per power-on by faults.start()
-# (main.py's entry) and then forgotten (memory.forget): the named stages below, in order, each
-# telling the power-on's fault path (faults.Faults) where it is. The tests and
-# the benches start a table exactly this way (open_table).
+# Start-up of the table controller, run once per power-on by faults.boot
+# (main.py's entry: faults.start) and then forgotten (memory.forget): the
+# named stages below, in order, each telling the power-on's fault path
+# (faults.Faults) where it is, up to the controller made; then the table is
+# resumed (resumption.py), this module's code already gone from the heap.
+# The tests and the benches start a table exactly this way (faults.boot).
 #
 #   files     the board and table files, from their checked cache (or parsed,
 #             cached and a restart), the settlement table; the parsers dropped
 #   journal   the journal's read buffer, then every module and large object
 #             of the running table, while the heap is whole
 #   replay    the journal through the one buffer, its garbage collected
-#   hardware  the adapters, all off (the lamps first: the fault pattern);
-#             a provisioning taken (the MAC chain, stage_chain); faults of
-#             earlier boots journaled
-#   resume    the approval check (fails closed without a clock), the round
-#             resumed, the watchdog armed last
-#   clock     the RTC against the journal's last wall-clock time: a clock
-#             set back by hand journaled
+#   hardware  the adapters, all off (the lamps first: the fault pattern)
 #
-# Refusals (files, recovery mode, approval) come before any output is driven
-# or the watchdog armed. Memory: a boot is the heap's peak; the order keeps
-# it close to the running table's (docs/design.md, Heap).
+# Refusals (files, recovery mode) come before any output is driven or the
+# watchdog armed. Memory: a boot is the heap's peak; the order keeps it
+# close to the running table's (docs/design.md, Heap).
 
 import gc
-import struct
-import time
 
 import memory
 from micropython import const
 
 from sicbo import events as E
-from sicbo import records as R
 
 _NONE = const(0)
 _RESTART = const(1)  # the files were checked and cached: start again
 _ROUND_BYTES = const(256)  # a round's journal (244 bytes measured) and its share of checkpoints
-_CLOCK_SLACK = const(2)  # s: the RTC may read this much before the journal's last time
 
-# Start-up's own modules, forgotten once the table runs (the files' readers
-# and the adapters' builders, hw.build and hw.inputs, go sooner, once done
-# with).
-BOOT_MODULES = ("startup", "memory", "sicbo.approval")
+# Start-up's own module, forgotten once the controller is made (the files'
+# readers and the adapters' builders, hw.build and hw.inputs, go sooner, once
+# done with; what resumption.py uses, after it).
+BOOT_MODULES = ("startup",)
 
 
 def _need(faults, name):
@@ -202,79 +194,24 @@ def stage_replay(faults, store, m, buf):
     return m.config_wall  # before this boot's records carry the clock as it is now
 
 
-def stage_chain(ctl):
-    """The journal's MAC chain (sicbo/chain.py): a provisioning that `sicbo
-    deploy --provision` left beside the journal taken, then the chain's
-    first record written (chainfile.take). A table with neither a key file
-    nor a provisioning file loads none of the chain's code."""
-    import os
-
-    from journal_store import PROVISION_NAME
-
-    try:
-        os.stat(ctl.store.folder + "/" + PROVISION_NAME)
-    except OSError:
-        if ctl.store.open_chain() is None:
-            return
-    from chainfile import take
-
-    take(ctl)
-
-
-def stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
-    """The approval check, then the round resumed and the watchdog armed;
-    False (one line said) when the approval is not in force."""
-    now = time.ticks_ms() if ticks_ms is None else ticks_ms()
-    ctl.wall.refresh(now)
-    from sicbo.approval import refusal
-
-    why = refusal(cfg, ctl.wall.seconds(now), ctl.m, config)
-    if why is not None:
-        say("sicbo: " + why)
-        ctl.store.close()
-        return False
-    faults.stage = E.F_RESUME
-    if ctl.wall.seconds(now) is None:
-        say("sicbo: RTC not set: journal records carry no wall-clock time")
-    ctl.resume(now, cause, config)
-    if watchdog:
-        from hw.watchdog import arm
-
-        ctl.hw.watchdog = arm(board.timings["watchdog_ms"], ticks_ms)
-    return True
-
-
-def stage_clock(ctl, seen, now):
-    """The RTC against the last wall-clock time the journal knows (seen:
-    stage_replay's, the last record's that carried one): a clock that reads
-    earlier was set back by hand (mpremote rtc --set, the REPL), since the
-    firmware's own setting (access.set_clock) journals itself and the
-    records after it carry the new time. Journaled as J_CLOCK_MOVED (the
-    journal's time, the RTC's). A clock not set says nothing: a power cut
-    loses it, and J_BOOT's reset cause says so."""
-    rtc = ctl.wall.seconds(now)
-    if rtc is None or seen is None or rtc + _CLOCK_SLACK >= seen:
-        return False
-    ctl._note(R.J_CLOCK_MOVED, struct.pack("<II", seen, rtc))  # the link told, as any record
-    return True
-
-
 def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
-               ticks_ms=None, log=print, watchdog=True):
-    """The start-up stages (module doc). Returns (Controller or None,
-    restart): None, one line said, when the table must not run (refused
-    files, recovery mode, approval not in force), restart True when the
-    files were just cached (the caller resets). Clock (rtc, ticks_ms),
-    journal folder and log (start-up's lines and the journal's) are
-    arguments, so that tests start the table exactly this way. `faults`
-    (faults.Faults) is the power-on's fault path."""
+               ticks_ms=None, log=print):
+    """The stages up to the controller made (module doc). Returns (Controller
+    or None, restart, what resumption.resume_table needs: (cfg, the
+    watchdog's timeout, config id, the journal's last wall-clock time, the
+    link's plan)): None, one line said, when the table must not run
+    (refused files, recovery mode), restart True when the files were just
+    cached (the caller resets). Clock (rtc, ticks_ms), journal folder and log
+    (start-up's lines and the journal's) are arguments, so that tests start
+    the table exactly this way. `faults` (faults.Faults) is the power-on's
+    fault path."""
     say = log if log is not None else print  # log None: no journal lines, these still
     files = stage_files(faults, board_path, table_path, say)
     if files is None:
-        return None, False
+        return None, False, None
     board, cfg, table, config, restart = files
     if restart == _RESTART:
-        return None, True
+        return None, True, None
     from hw.inputs import confirm_held
 
     held = confirm_held(board)
@@ -287,7 +224,7 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
             access.recovery(cause, journal_dir, rtc, say)
         except Exception:  # noqa: BLE001 - recovery mode reaches the REPL whatever
             say("sicbo: recovery mode not journaled")
-        return None, False
+        return None, False, None
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
     plan = stage_link(faults, board, table, journal_dir,
                       board_path[:board_path.rfind("/") + 1] + "secrets", say)
@@ -302,18 +239,6 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
     from hw import WallClock
 
     ctl = Controller(hw, store, WallClock(rtc), log, table, m, faults, reader)
-    stage_chain(ctl)
-    # From now on a fault is journaled as it happens; then the failed boots
-    # that FAULT_FILE holds and the journal does not.
-    faults.journal = ctl.journal_fault
-    faults.journal_pending(ctl.journal_fault)
-    if plan is not None:
-        from link.table import attach
-
-        attach(ctl, plan)
-    if not stage_resume(faults, ctl, cfg, board, config, cause, say, watchdog, ticks_ms):
-        return None, False
-    stage_clock(ctl, seen, time.ticks_ms() if ticks_ms is None else ticks_ms())
-    # The state as its number (sicbo.events ST_*): its name would load texts.
-    say("sicbo: %s, round %d, state %d" % (cfg.name, m.round, m.state))
-    return ctl, False
+    # Of the board file only what the resumption needs: the rest is garbage
+    # before the MAC chain's code loads.
+    return ctl, False, (cfg, board.timings["watchdog_ms"], config, seen, plan)

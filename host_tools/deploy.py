@@ -838,7 +838,7 @@ def provision(mp, keystore_path, table, log):
     the key store (saved before anything goes to the board), for the
     sequence number after the board's journal's last, then the provisioning
     file written beside the board's journal, which its next boot takes (the
-    key then never stays on the board: startup.stage_chain). Returns the
+    key then never stays on the board: resumption.stage_chain). Returns the
     keystore.Provisioning."""
     import base64
 

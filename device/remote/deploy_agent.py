@@ -331,7 +331,7 @@ def sd_last_seq(folder):
 
 def sd_provision(folder, data):
     """Writes a provisioning file (base64) beside the journal, through a
-    temporary file renamed, for the next boot to take (startup.stage_chain);
+    temporary file renamed, for the next boot to take (resumption.stage_chain);
     prints its sha256 (SICBO-PROV)."""
     try:
         os.mkdir(folder)

@@ -280,7 +280,8 @@ def _clear(rig) -> str:
     return r.stdout
 
 
-# A damaged code file loaded in each start-up stage (device/startup.py), and
+# A damaged code file loaded in each start-up stage (device/startup.py,
+# device/resumption.py), and
 # the fault's stage as the board names it.
 STAGE_FILES = [
     ("startup.mpy", "startup", E.F_START),  # start-up's own code, loaded before any stage
@@ -289,6 +290,8 @@ STAGE_FILES = [
     ("sicbo/settle.mpy", "sicbo.settle", E.F_FILES),
     ("sicbo/roundmachine.mpy", "sicbo.roundmachine", E.F_JOURNAL),
     ("hw/solenoid.mpy", "hw.solenoid", E.F_HARDWARE),
+    # the resumption's code, loaded once the adapters are made
+    ("resumption.mpy", "resumption", E.F_HARDWARE),
 ]
 
 

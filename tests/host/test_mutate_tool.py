@@ -74,12 +74,12 @@ def test_an_equivalent_mutant_is_named_only_on_its_own_line():
 
 
 def test_modules_loaded_by_name_are_seen_by_the_tests_that_reach_their_loader():
-    # faults.boot loads start-up with faults.load("startup"), start-up the
+    # faults.boot loads start-up and the resumption with faults.load, start-up the
     # running table's modules with _need(faults, "link.table"): a test that
     # boots a table sees them, so their mutants are run, not left untested.
     seen = M.seen_by()
     boots = os.path.join(M.LOGIC, "test_faults.py")
-    for rel in ("startup.py", "link/table.py", "link/plan.py", "bootfail.py"):
+    for rel in ("startup.py", "resumption.py", "link/table.py", "link/plan.py", "bootfail.py"):
         assert boots in seen.get(rel, []), rel
 
 

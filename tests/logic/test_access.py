@@ -309,9 +309,9 @@ def test_a_clock_set_that_cannot_be_journaled_is_set_all_the_same_and_said():
 
 
 def test_the_clock_is_moved_only_past_its_slack():
-    # startup.stage_clock: an RTC up to 2 s before the journal's last time
+    # resumption.stage_clock: an RTC up to 2 s before the journal's last time
     # is no move (the journal's time was taken a moment before the cut).
-    import startup
+    import resumption
 
     class _Wall:
         def __init__(self, s):
@@ -331,12 +331,12 @@ def test_the_clock_is_moved_only_past_its_slack():
     seen = 850000000
     for rtc, moved in ((seen, False), (seen - 2, False), (seen - 3, True), (None, False)):
         c = _Ctl(rtc)
-        assert startup.stage_clock(c, seen, 0) is moved, rtc
+        assert resumption.stage_clock(c, seen, 0) is moved, rtc
         assert len(c.notes) == (1 if moved else 0)
     c = _Ctl(seen - 3)
-    startup.stage_clock(c, seen, 0)
+    resumption.stage_clock(c, seen, 0)
     assert c.notes == [(R.J_CLOCK_MOVED, struct.pack("<II", seen, seen - 3))]
-    assert startup.stage_clock(_Ctl(seen - 100), None, 0) is False  # no time journaled yet
+    assert resumption.stage_clock(_Ctl(seen - 100), None, 0) is False  # no time journaled yet
 
 
 def test_recovery_mode_reaches_the_repl_when_its_record_cannot_be_made():

@@ -277,7 +277,7 @@ def test_a_tail_record_not_signed_by_the_chain_is_counted_and_its_number_used_up
     rs = RoundState()
     st.boot(rs.feed)
     assert st.chain is None  # not read until the boot's replay is over
-    st.chain_next(rs)  # as startup.stage_chain does, after the replay
+    st.chain_next(rs)  # as resumption.stage_chain does, after the replay
     assert st.chain.bad == 1 and st.chain.seq == rs.seq + 1
     st.close()
     rmdir(d)

@@ -1,5 +1,5 @@
 # mprun-heap: controller
-# A provisioning taken at boot (startup.stage_chain): the first key never
+# A provisioning taken at boot (resumption.stage_chain): the first key never
 # stays on the board, the chain's first record is J_PROVISION under it, a
 # power cut at any step of taking it leaves one chain that verifies;
 # re-provisioning starts a new chain that names the old; diag.status says it.
