@@ -301,6 +301,20 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
     return ctl
 
 
+def _open_table(faults, board_path, table_path, journal_dir, cause, rtc, log, ticks_ms):
+    # startup.open_table, then its module forgotten, in a frame of its own:
+    # a slot of the caller's frame left pointing into start-up (the call's
+    # own) would keep all its code through the resumption, the boot's peak.
+    import memory
+
+    startup = faults.load("startup")
+    try:
+        return startup.open_table(faults, board_path, table_path, journal_dir, cause=cause,
+                                  rtc=rtc, ticks_ms=ticks_ms, log=log)
+    finally:
+        memory.forget(startup.BOOT_MODULES)
+
+
 def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, ticks_ms=None):
     """The start-up (startup.open_table; out of service, bootfail, after
     E.MAX_FAILED_BOOTS failed boots), its module forgotten, then the table
@@ -324,15 +338,9 @@ def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, 
             log("sicbo: OUT OF SERVICE: %s %s" % (type(e).__name__, e))
         return None, False
     cause = machine.reset_cause()
-    startup = faults.load("startup")
-    try:
-        ctl, restart, opened = startup.open_table(
-            faults, board_path or BOARD_FILE, table_path or TABLE_FILE,
-            journal_dir or JOURNAL_DIR, cause=cause, rtc=machine.RTC(), ticks_ms=ticks_ms,
-            log=log)
-    finally:
-        memory.forget(startup.BOOT_MODULES)
-        del startup  # its code goes before the resumption's loads: the boot's peak
+    ctl, restart, opened = _open_table(faults, board_path or BOARD_FILE,
+                                       table_path or TABLE_FILE, journal_dir or JOURNAL_DIR,
+                                       cause, machine.RTC(), log, ticks_ms)
     if ctl is None:
         return None, restart
     resumption = faults.load("resumption")

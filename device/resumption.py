@@ -49,6 +49,9 @@ def stage_resume(faults, ctl, cfg, watchdog_ms, config, cause, say, watchdog, ti
     False (one line said) when the approval is not in force."""
     now = time.ticks_ms() if ticks_ms is None else ticks_ms()
     ctl.wall.refresh(now)
+    # Loaded here, not with the running table's modules: the MAC chain's
+    # code before it finds more of the heap whole.
+    faults.load("sicbo.approval")
     from sicbo.approval import refusal
 
     why = refusal(cfg, ctl.wall.seconds(now), ctl.m, config)

@@ -131,7 +131,6 @@ def stage_journal(faults, board, cfg, table, journal_dir):
         from sicbo.dicereader import DiceReader
 
         reader = DiceReader()
-    _need(faults, "sicbo.approval")
     _need(faults, "controller")
     return store, buf, m, reader
 
