@@ -96,6 +96,19 @@ EQUIVALENT = (
     ("hw/__init__.py", "self._since = 0", "0 -> 1", _SET_FIRST),
     ("hw/__init__.py", "self._for = 0", "deleted: `self._for = 0`", _SET_FIRST),
     ("hw/__init__.py", "self._for = 0", "0 -> -1", _SET_FIRST),
+    # hw.WallClock: seconds() reads _base_ticks only once refresh() has set
+    # _base, and refresh() sets _base_ticks with it.
+    ("hw/__init__.py", "self._base_ticks = 0", "0 -> 1", _SET_FIRST),
+    # hw.Solenoid: a train ended by the hard-off timer, or by stop(), is idle;
+    # _left is read only in the ON state, which only start() enters, and
+    # start() sets _left first.
+    ("hw/solenoid.py", "self._ever_off = True\nself._left = 0", "deleted: `self._left = 0`",
+     "an idle coil's train count is set again by start() before it is read"),
+    # Meters.record: the byte after C_FLAGS is padding, zero from the
+    # buffer's making and written by nothing; the mutant clears C_WALL's
+    # first byte instead, which the next line writes.
+    ("sicbo/meters.py", "buf[c + R.C_FLAGS + 1] = 0", "1 -> 2",
+     "the padding byte stays zero and C_WALL is written on the next line"),
     # ... and replaces 0 by the default before the range check.
     ("hw/__init__.py", "if not 0 < ms <= self.max_on_ms:",
      "`<` -> `<=` in `0 < ms <= self.max_on_ms`", "ms 0 has become the default by then"),
@@ -110,6 +123,8 @@ EQUIVALENT = (
     # gives 0 again; reading on past its first window finds the same first
     # record; the generator is closed when dropped.
     ("journal_store.py", "if s[1] < 0:", "`<` -> `<=` in `s[1] < 0`",
+     "re-reading an empty segment's first seq finds 0 again"),
+    ("journal_store.py", "if s[1] < 0:", "0 -> 1",
      "re-reading an empty segment's first seq finds 0 again"),
     ("journal_store.py", "for _piece in g:\nbreak", "deleted: `break`",
      "the first seq is taken from the first window only"),
@@ -802,11 +817,15 @@ def time_limit(tests, seconds, floor):
 # line) that CPython's tests let survive runs these files on the unix port
 # too, from the mutated sources. memory.forget drops modules on MicroPython
 # only (CPython keeps its modules): diag's commands and access's stops and
-# recovery mode leave the REPL's heap as they found it.
+# recovery mode leave the REPL's heap as they found it, and a boot forgets
+# every module only start-up needs.
 ON_MICROPYTHON = (
     ("memory.py", None, ("test_memory.py",)),
     ("diag.py", "memory.forget(", ("test_access_diag.py",)),
     ("access.py", "_forget()", ("test_access.py",)),
+    ("startup.py", "memory.forget(", ("test_startup_stages.py", "test_startup_link.py")),
+    ("faults.py", "memory.forget(", ("test_startup_stages.py",)),
+    ("resumption.py", "MODULES = ", ("test_startup_stages.py",)),
 )
 MICROPYTHON_HEAP = "4m"  # function, not memory: sources compiled in the VM
 

@@ -146,6 +146,16 @@ def test_pull_on_input_only_pin_refused():
     assert e.field == "inputs.shake.pull" and "GPIO39 " in e.message
 
 
+def test_an_output_given_as_an_object_needs_its_pin():
+    # {"pin": N} is the same output as N; an object without its pin is
+    # refused naming the field, never a crash of the parser.
+    assert board.parse_board(with_output("bell", {"pin": 15})).outputs["bell"] == 15
+    for signal in ("bell", "solenoid"):
+        e = refusal(with_output(signal, {}))
+        assert e.field == "outputs.%s.pin" % signal, e.field
+        assert e.message == "missing: the GPIO number of " + signal, e.message
+
+
 def test_unknown_signal_refused():
     d = board_dict()
     d["inputs"]["key_face_7"] = 17

@@ -2,8 +2,8 @@
 # simulated machine's chain model (sim/_sim_hc165.py): bits in their places,
 # debounce and chatter as for direct inputs, a broken chain (all ones, all
 # zeros, a stuck sentinel, no load pulse, wrong mode or bit order) a fault and
-# never key presses, make_switches and confirm_held from a parsed Board, and
-# no allocation per poll.
+# never key presses, make_switches and confirm_held from a parsed Board, a
+# chain size other than 1..8 whole chips refused, and no allocation per poll.
 import machine
 import micropython
 from hwkit import drain, poll
@@ -217,6 +217,25 @@ def test_keychain_arguments_checked():
     _raises(ValueError, c.bit, 15)  # a sentinel is no key
     _raises(ValueError, c.bit, 16)
     assert c.owns(c.bit(0)) and not c.owns(load)
+
+
+def test_a_chain_of_part_of_a_chip_or_of_more_than_eight_chips_is_refused():
+    # The chain is read a whole byte per 74HC165: 4 or 12 bits would name
+    # key bits that no byte read holds (an IndexError when a key's bit is
+    # asked for), 72 bits a ninth chip the board file never allows; each is
+    # refused by its count, even with sentinels that fit, before any chain
+    # is built.
+    wire()
+    spi = bus()
+    load = Pin(LOAD, Pin.OUT, value=1)
+    for nbits, high, low in ((12, (7,), (6,)), (4, (3,), (2,)), (72, (71,), (70,)),
+                             (0, (0,), (1,)), (-8, (0,), (1,)), (20, (15,), (14,))):
+        msg = _raises(ValueError, KeyChain, spi, load, nbits, high, low)
+        assert msg == "a 74HC165 chain has 8 bits per chip, 1..8 chips", (nbits, msg)
+    for nbits in (8, 64):  # one chip, eight chips
+        c = KeyChain(spi, load, nbits, (nbits - 1,), (nbits - 2,))
+        assert c.nbits == nbits and len(c.buf) == nbits // 8
+        assert c.bit(nbits - 3).value() in (0, 1)
 
 
 class _FakeSPI:

@@ -1,6 +1,7 @@
 # The boot API of the round machine (what the shell calls at start-up):
 # feed() of every journal segment, resume() with the sensors as they are and
-# the board's reset cause, set_config() with the files' identity.
+# the board's reset cause (the lamps driven again for the state resumed),
+# set_config() with the files' identity.
 from roundkit import Rig, booted, levels, make_cfg, replay_of
 from sicbo import events as E
 from sicbo import journal
@@ -85,3 +86,18 @@ def test_resume_after_the_bell_with_the_cover_lifted_is_result_entry():
     assert b.shown() == [E.M_ENTER_DICE]
     b = booted(r, cover=1)
     assert b.types() == [R.J_BOOT, R.J_RESUME] and b.m.state == E.ST_CLOSED
+
+
+def test_resume_after_the_bell_with_the_cover_lifted_drives_the_lamps_again():
+    # The lamps are dark after a power-on: resuming into dice entry sends the
+    # frame again, so an alarm raised before the cut (a sensor fault after the
+    # bell) is lit until the supervisor clears it, and betting is shown shut.
+    r = Rig()
+    r.to_open()
+    r.ev(E.EV_BELL)
+    r.ev(E.EV_FAULT, E.S_COVER)
+    assert r.m.state == E.ST_CLOSED and r.lamp("ALARM")
+    b = booted(r, cover=0, clasp_l=0, clasp_r=0)
+    assert b.types() == [R.J_BOOT, R.J_COVER_OFF] and b.m.state == E.ST_RESULT
+    assert b.m.alarm and b.has(E.C_LAMPS), b.last
+    assert b.lamp("ALARM") and not b.lamp("PLACE_BETS") and not b.lamp("PAYING")

@@ -6,6 +6,7 @@
 # link, said in one line. The default board (no floor section) never loads
 # the link's code: test_boot.py and the other controller tests.
 import os
+import sys
 
 from appkit import Table, board_dict, fresh_folder
 
@@ -51,6 +52,11 @@ def test_a_board_with_a_floor_section_starts_with_its_link_planned():
         plan = t.ctl._plan
         assert plan[2]["broker"] == "10.0.0.5" and plan[2]["table"] == "T07", plan
         assert plan[4] == b"s3cret" and plan[-1] == folder + "/acked"
+        if sys.implementation.name == "micropython":
+            # The planner's code, start-up's and the resumption's are gone
+            # from the heap once the table runs (memory.forget).
+            for name in ("link.plan", "startup", "resumption"):
+                assert name not in sys.modules, name
         t.play(1, 2, 3)
         assert t.m.state == E.ST_IDLE and R.J_PAYOUT in t.types()
         t.close()

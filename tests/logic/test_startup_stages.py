@@ -138,3 +138,56 @@ def test_refused_files_end_the_boot_without_a_restart():
                                log=log.append, ticks_ms=machine.sim_ticks_ms)
     assert ctl is None and restart is False, (ctl, restart, log)
     assert any("table.json" in line for line in log), log
+
+
+class _Damaged(_NoRoomFor):
+    """The fault path of a power-on on which one module's file is damaged:
+    its load raises as MicroPython does for a .mpy it cannot read."""
+
+    def load(self, name):
+        self.loaded.append((self.stage, name))
+        if name == self.missing:
+            self.module = name
+            raise ValueError("incompatible .mpy file")
+        return faults.Faults.load(self, name)
+
+
+def test_a_damaged_settlement_module_is_a_fault_of_the_files_stage_not_refused_files():
+    # A ValueError while the files are read is the files' refusal, unless it
+    # came from loading code: then it is a fault, named, counted toward out
+    # of service (a damaged file is not a configuration to fix).
+    folder, _order = _power_on()
+    log = []
+    f = _Damaged(folder + "/fault.txt", log.append, "sicbo.settle")
+    e = _boot(folder, f, log)
+    assert isinstance(e, ValueError), (e, log)
+    assert (E.F_FILES, "sicbo.settle") in f.loaded, (f.loaded, log)
+    n, text = f.failed_boots()
+    assert n == 1 and text.startswith(
+        "stage %d loading sicbo.settle: ValueError" % E.F_FILES), (n, text)
+    assert not [line for line in log if "configuration refused" in line], log
+
+
+def test_every_module_only_start_up_needs_is_forgotten_once_the_table_runs():
+    # On the board a module's code stays in the heap while sys.modules holds
+    # it: the files' readers and parsers, the adapters' builders, start-up
+    # and the resumption go once the table runs (CPython keeps its modules).
+    import sys
+
+    import tablefiles
+
+    folder, _order = _power_on()
+    log = []
+    ctl, restart = faults.boot(faults.Faults(folder + "/fault.txt", log.append),
+                               folder + "/board.json", folder + "/table.json", folder,
+                               log=log.append, ticks_ms=machine.sim_ticks_ms)
+    try:
+        assert ctl is not None and not restart, log
+        if sys.implementation.name == "micropython":
+            gone = ("startup", "resumption", "memory", "sicbo.approval", "tablefiles",
+                    "hw.build", "hw.inputs") + tablefiles.PARSERS
+            kept = [name for name in gone if name in sys.modules]
+            assert kept == [], kept
+    finally:
+        ctl.hw.all_off()
+        ctl.store.close()

@@ -2,7 +2,10 @@
 # dice: refused before any wager is looked at, the refusal naming the three
 # values in the order they were given (the first die first), so that whoever
 # entered them sees which one is wrong; and dice given in any order settle
-# the same wagers the same way, the settlement keeping them as given.
+# the same wagers the same way, the settlement keeping them as given; and a
+# wager whose area is not a code (a number, None, bytes) is refused as an
+# unknown area, never settled as the catalogue's first area.
+from sicbo import areas
 from sicbo.errors import InputError
 from sicbo.wagers import settle_wagers
 from tables import table
@@ -32,3 +35,16 @@ def test_the_order_of_the_dice_changes_no_payout():
         assert s.dice == tuple(dice), s.dice
         assert s.odds == first.odds and s.payouts == first.payouts, dice
         assert s.house_result() == first.house_result()
+
+
+def test_a_wager_whose_area_is_not_a_code_is_refused_never_taken_as_the_first_area():
+    first = areas.code(0)  # catalogue index 0, offered at this table: taken by its code
+    assert T2004.cfg.is_offered(0)
+    assert settle_wagers(T2004, (1, 2, 3), [(first, 10)]).wagers == [(first, 10)]
+    for code in (0, 1, -1, None, 0.0, False, b"SMALL", ["SMALL"]):
+        try:
+            settle_wagers(T2004, (1, 2, 3), [("BIG", 5), (code, 10)])
+        except InputError as e:
+            assert str(e) == "wager 1: unknown area %r" % (code,), str(e)
+        else:
+            raise AssertionError("a wager on area %r was settled" % (code,))
