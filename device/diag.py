@@ -394,7 +394,7 @@ def _status_journal(c, rs=None):
     if rs.open_seq:
         flags.append("round %d unfinished" % rs.round)
     if rs.damaged:
-        flags.append("%d damaged records" % rs.damaged)
+        flags.append("%d damaged record%s" % (rs.damaged, "" if rs.damaged == 1 else "s"))
     print("alarms    %s" % (", ".join(flags) if flags else "none"))
     if rs.has_result:
         print("result    %d-%d-%d" % (rs.dice[0], rs.dice[1], rs.dice[2]))

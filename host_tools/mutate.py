@@ -96,6 +96,11 @@ EQUIVALENT = (
     ("hw/__init__.py", "self._since = 0", "0 -> 1", _SET_FIRST),
     ("hw/__init__.py", "self._for = 0", "deleted: `self._for = 0`", _SET_FIRST),
     ("hw/__init__.py", "self._for = 0", "0 -> -1", _SET_FIRST),
+    # Controller: only a LinkedController reads _plan, and link.table.attach
+    # sets it before the link task's first pass; a plain Controller's 16 or
+    # 17 attributes fit the same 17-slot table.
+    ("controller.py", "self._plan = None", "deleted: `self._plan = None`",
+     "only a LinkedController reads _plan, after attach() has set it"),
     # hw.WallClock: seconds() reads _base_ticks only once refresh() has set
     # _base, and refresh() sets _base_ticks with it.
     ("hw/__init__.py", "self._base_ticks = 0", "0 -> 1", _SET_FIRST),

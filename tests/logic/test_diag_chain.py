@@ -140,3 +140,23 @@ def test_status_counts_failed_boots_in_words():
         diag.status()
         lines = [x for x in _out if x.startswith("faults ")]
         assert len(lines) == 1 and lines[0].split(None, 1)[1] == words, _out
+
+
+def test_status_names_the_damaged_records_on_its_alarms_line():
+    t = Table()
+    t.play(3, 4, 5)
+    t.close()
+    assert _alarms(t) == "none"
+    _append_impossible_result(t)
+    assert _alarms(t) == "1 damaged record"
+    _append_impossible_result(t)
+    assert _alarms(t) == "2 damaged records"
+
+
+def _alarms(t):
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
+    del _out[:]
+    diag.status()
+    lines = [x for x in _out if x.startswith("alarms ")]
+    assert len(lines) == 1, _out
+    return lines[0][len("alarms "):].strip()

@@ -3,9 +3,10 @@
 # and the clasps by their debounced levels after the switches have settled,
 # never by the instant the command first reads the pins: a cover that is
 # coming off as the technician types reads "on" at that instant, and the coil
-# must not fire under a lifted cover.
+# must not fire under a lifted cover. The settling itself is bounded: three
+# debounce times and a millisecond, no poll after.
 import machine
-from appkit import BELL, SOLENOID
+from appkit import BELL, SOLENOID, Table, board_dict
 from diagkit import _close, _diag_records, _out, _pulses, _table
 
 import diag
@@ -53,3 +54,40 @@ def test_a_cover_coming_off_as_a_test_starts_is_refused():
     finally:
         diag.time = clock
     assert _diag_records(t) == []
+
+
+class _Stepped:
+    """diag's clock, stepped by its own sleeps only."""
+
+    def __init__(self, clock):
+        self.ticks_diff = clock.ticks_diff
+        self.ticks_add = clock.ticks_add
+        self.now = clock.ticks_ms()
+
+    def ticks_ms(self):
+        return self.now
+
+    def sleep_ms(self, ms):
+        if ms > 0:
+            self.now = self.ticks_add(self.now, ms)
+
+
+def test_the_switches_settle_for_three_debounce_times_and_no_longer():
+    # A 21 ms debounce: the settle is 3 * 21 + 1 = 64 ms, a whole number of
+    # diag's 2 ms polls, so the last poll falls just before the bound and
+    # none is made once it is reached.
+    t = Table(board=board_dict(bell_ms=50, debounce_ms=21))
+    t.close()
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
+    clock = diag.time
+    diag.time = stepped = _Stepped(clock)
+    start = stepped.now
+    try:
+        del _out[:]
+        diag.sensors()
+    finally:
+        diag.time = clock
+    assert len(_out) > 5 and not [x for x in _out if "failed" in x], _out
+    assert [x.split()[:4] for x in _out if x.startswith("cover ")] == [
+        ["cover", "GPIO34", "0", "0"]], _out
+    assert stepped.ticks_diff(stepped.now, start) == 3 * 21 + 1
