@@ -135,7 +135,7 @@ def stage_journal(faults, board, cfg, table, journal_dir):
     return store, buf, m, reader
 
 
-def stage_link(faults, board, table, journal_dir, secrets, say):
+def stage_link(faults, board, journal_dir, secrets, say):
     """What the floor link is made of, when the board file has one
     (link.plan.made: the secrets read now), and the controller that runs
     it loaded (link.table); None without a link. The link itself, its code
@@ -147,7 +147,7 @@ def stage_link(faults, board, table, journal_dir, secrets, say):
     _need(faults, "link.plan")
     from link.plan import made
 
-    plan = made(board, table, journal_dir, secrets, say)
+    plan = made(board, journal_dir, secrets, say)
     del made
     memory.forget(("link.plan",))
     if plan is not None:
@@ -225,7 +225,7 @@ def open_table(faults, board_path, table_path, journal_dir, cause=0, rtc=None,
             say("sicbo: recovery mode not journaled")
         return None, False, None
     store, buf, m, reader = stage_journal(faults, board, cfg, table, journal_dir)
-    plan = stage_link(faults, board, table, journal_dir,
+    plan = stage_link(faults, board, journal_dir,
                       board_path[:board_path.rfind("/") + 1] + "secrets", say)
     seen = stage_replay(faults, store, m, buf)
     del buf

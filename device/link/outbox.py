@@ -107,8 +107,10 @@ def write_cursor(path, value):
 def made(store, plan):
     """The table's link, from startup.stage_link's list: [retry at, told
     (the controller's), the board file's floor section, (ca, cert, key) DER
-    or None, password or None, Wi-Fi password or None, the largest record,
-    the code's identity, the cursor's file]."""
+    or None, password or None, Wi-Fi password or None, the code's identity,
+    the cursor's file]. Its buffers take the largest record the journal
+    holds (R.MAX_LEN: a sealed meters checkpoint too, config's
+    R.MAX_CHANNELS)."""
     fl = plan[2]
     ssl = wifi = None
     if plan[3] is not None:
@@ -117,10 +119,10 @@ def made(store, plan):
         from link.wifi import Station
 
         wifi = Station(fl["wifi"], plan[5])
-    link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"], plan[8], ssl=ssl,
+    link = Link(store, fl["site"], fl["table"], fl["broker"], fl["port"], plan[7], ssl=ssl,
                 server_hostname=fl["server_name"], password=plan[4], wifi=wifi,
-                keepalive_s=fl["keepalive_s"], largest=plan[6])
-    link.code = plan[7].encode()  # the status is made of bytes
+                keepalive_s=fl["keepalive_s"])
+    link.code = plan[6].encode()  # the status is made of bytes
     return link
 
 

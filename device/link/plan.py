@@ -2,10 +2,9 @@
 # the board file has a floor section, then forgotten with start-up: a table
 # without a floor link never loads this code, nor the link's.
 
-from sicbo import records as R
 
 
-def made(board, table, journal_dir, secrets, say):
+def made(board, journal_dir, secrets, say):
     """A list for link.outbox.made (its layout there), the secrets read now;
     None, said in one line, when they cannot be read (the table plays on
     without a link, and keeps the journal for the floor)."""
@@ -22,13 +21,7 @@ def made(board, table, journal_dir, secrets, say):
     except (OSError, ValueError) as e:
         say("sicbo: floor link not started: %s %s" % (type(e).__name__, e))
         return None
-    # The largest record the journal may hold: a deploy's or a code check's
-    # (their lists of files and who asked run to MAX_LEN), else a meters
-    # checkpoint with its chain tail and its MAC. A record larger than the
-    # outbox's buffer would be skipped, never sent.
-    largest = max(R.MAX_LEN, R.HEADER + R.METERS_HEAD + 4 * table.channels + R.METERS_CONFIG
-                  + R.METERS_CHAIN + R.MAC_LEN + R.CRC_LEN)
-    return [0, 0, fl, tls, password, wifi, largest, _code_hash(), journal_dir + "/acked"]
+    return [0, 0, fl, tls, password, wifi, _code_hash(), journal_dir + "/acked"]
 
 
 def _secret(folder, name):

@@ -7,6 +7,7 @@
 # everything before it builds anything, so a refused file is never half used.
 
 from sicbo import areas, dates, kinds
+from sicbo import records as R
 from sicbo.errors import ConfigError, key_name
 from sicbo.settings import TableConfig
 from sicbo.signals import STATUS_LAMPS  # lamps that are not bet areas
@@ -132,7 +133,12 @@ def _parse_kills(obj, offered_set, edition):
 def _parse_lamps(obj, offered_set, edition):
     seen = {}  # type: dict[str, int]
     wired = set()  # type: set[int]
-    for k, name in enumerate(_need_list(obj, "lamp_order")):
+    order = _need_list(obj, "lamp_order")
+    if len(order) > R.MAX_CHANNELS:
+        raise ConfigError("lamp_order", "%d channels: at most %d (a meters checkpoint holds "
+                          "every channel's wins in one journal record)"
+                          % (len(order), R.MAX_CHANNELS))
+    for k, name in enumerate(order):
         field = "lamp_order[%d]" % k
         if name is None:
             continue  # a spare channel

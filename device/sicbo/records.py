@@ -165,6 +165,11 @@ METERS_CONFIG = const(12)
 H_SEQ = const(0)  # u32 the last authenticated record's sequence number (0: none)
 H_HASH = const(4)  # CHAIN_LEN bytes: the chain hash after it
 METERS_CHAIN = const(20)
+# The most lamp channels a table may have: its meters checkpoint, sealed
+# with its MAC, must fit MAX_LEN (HEADER + METERS_HEAD + 4 per channel +
+# METERS_CONFIG + METERS_CHAIN + MAC_LEN + CRC_LEN); the journal refuses a
+# longer record as damage, and the meters it carried would be lost.
+MAX_CHANNELS = const(222)
 
 # Codes of the fields above.
 SHAKER_SOLENOID = const(0)

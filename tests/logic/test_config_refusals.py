@@ -8,6 +8,7 @@ import os
 import sys
 
 from sicbo import board, cache, config
+from sicbo import records as R
 from sicbo.errors import ConfigError
 from tables import refusal, table_dict
 
@@ -142,3 +143,16 @@ def test_the_cache_text_the_host_writes_is_the_one_the_board_reads():
     for p in os.listdir(folder):
         os.remove(folder + "/" + p)
     os.rmdir(folder)
+
+
+def test_a_table_with_more_lamp_channels_than_a_checkpoint_holds_is_refused():
+    # A meters checkpoint carries every channel's wins in one journal record
+    # of at most R.MAX_LEN bytes, sealed with its MAC: 222 channels. One more
+    # and the journal would read the checkpoint back as damage, its meters
+    # lost: the table file is refused instead, by its field.
+    full = table_dict()  # the 2004 layout: 4 status lamps and 117 areas
+    spares = R.MAX_CHANNELS - len(full["lamp_order"])
+    t = config.parse_table(table_dict(lamp_order=full["lamp_order"] + [None] * spares))
+    assert len(t.lamp_order) == R.MAX_CHANNELS == 222
+    e = refusal(table_dict(lamp_order=full["lamp_order"] + [None] * (spares + 1)))
+    assert e.field == "lamp_order" and "223 channels: at most 222" in str(e), str(e)

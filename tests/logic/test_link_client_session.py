@@ -1,8 +1,9 @@
 # The floor link's MQTT client (device/link/client.py) through a session:
 # the broker's first packet must be its CONNACK (any other is a protocol
-# fault, never a connection taken as up); a broker that keeps talking is not
-# counted silent, however long the session; a packet the socket refuses is
-# not reported sent. The clock is the test's. Portable.
+# fault, never a connection taken as up), and its only one (a second is a
+# protocol fault too); a broker that keeps talking is not counted silent,
+# however long the session; a packet the socket refuses is not reported
+# sent. The clock is the test's. Portable.
 import linkkit
 from link import client as C
 
@@ -37,6 +38,19 @@ def test_a_suback_before_the_connack_is_a_protocol_fault_too():
     assert c.poll(clock.now) == C.FAILED
     assert (c.fault, c.detail) == (C.L_PROTOCOL, 6)
     assert not c.subscribed
+
+
+def test_a_second_connack_on_a_connection_is_a_protocol_fault():
+    # The broker sends one CONNACK per CONNECT: another while the
+    # connection is up is not MQTT, and is never taken as a new connection
+    # (its session flag, its "accepted").
+    c, sock, clock = _up()
+    connected = []
+    c.got_connack = lambda now: connected.append(now)
+    sock.incoming += b"\x20\x02\x01\x00"  # session present, accepted
+    assert c.poll(clock.now) == C.FAILED
+    assert (c.fault, c.detail) == (C.L_PROTOCOL, 6)  # unexpected
+    assert connected == [] and not c.session
 
 
 def test_a_broker_that_answers_is_never_counted_silent():

@@ -111,7 +111,7 @@ def test_a_colon_after_the_nine_is_not_a_digit():
     assert mqtt.decimal(b"19", 0, 2) == 19
     assert mqtt.decimal(b"1:", 0, 2) == -1
     assert mqtt.decimal(b":", 0, 1) == -1
-    d = tmpdir("s13_colon")
+    d = tmpdir("limits_colon")
     with open(d + "/cursor", "w") as f:
         f.write("4:\n")
     assert read_cursor(d + "/cursor") == 0  # not a cursor: everything goes again
@@ -126,7 +126,7 @@ class Rig(linkkit.made_rig(Link)):
 
     def __init__(self, source, name, **kw):
         self.sent = []
-        self.folder = tmpdir("s13_" + name)
+        self.folder = tmpdir("limits_" + name)
         Link.__init__(self, source, "S1", "T01", "127.0.0.1", 1, self.folder + "/cursor",
                       ticks_ms=lambda: T0, **kw)
 
@@ -145,9 +145,8 @@ def _source(n):
 def test_a_board_with_wifi_gets_a_link_that_brings_its_station_up():
     floor = {"site": "S1", "table": "T07", "broker": "10.0.0.5", "port": 1883,
              "server_name": None, "keepalive_s": 30, "wifi": "casino-floor"}
-    d = tmpdir("s13_made")
-    link = made(_source(1), [0, None, floor, None, b"secret", b"wifi-pass", 300, "id",
-                             d + "/cursor"])
+    d = tmpdir("wifi_made")
+    link = made(_source(1), [0, None, floor, None, b"secret", b"wifi-pass", "id", d + "/cursor"])
     assert isinstance(link.wifi, Station)
     assert (link.wifi.ssid, link.wifi.key) == ("casino-floor", b"wifi-pass")
     rmdir(d)
@@ -187,7 +186,7 @@ def test_an_outage_is_not_time_the_floor_took_to_acknowledge():
 
 
 def test_a_read_at_the_journal_s_end_comes_back_empty_at_once():
-    d = tmpdir("s13_end")
+    d = tmpdir("limits_end")
     st = OutboxStore(d, segment_bytes=4 * R.REC_LEN, max_segments=4)
     st.boot(lambda piece: None)
     for seq in range(1, 7):  # two segments: 1..4, 5..6

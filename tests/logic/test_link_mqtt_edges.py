@@ -1,9 +1,11 @@
 # Edges of the floor link's MQTT side (device/link/mqtt.py, client.py,
 # outbox.py): a CONNECT string of 256 bytes or more, the parser's fields
-# before and after each packet, the opening's deadline to the millisecond,
+# before and after each packet (all of them made with the parser: its first
+# packets allocate nothing), the opening's deadline to the millisecond,
 # and the faults the journal names when a subscription is refused or the
 # connection breaks while the link sends. Portable.
 import asyncio
+import gc
 
 import linkkit
 from link import client as C
@@ -80,6 +82,54 @@ def test_a_parser_that_has_taken_no_publish_holds_an_empty_payload():
     assert p.next() == 4
     assert (p.payload, p.payload_len) == (0, 0)
 
+
+
+# Every kind of packet a broker sends a client, one after the other.
+_EVERY_KIND = (b"\x20\x02\x01\x00" + b"\x40\x02\x00\x09" + b"\x90\x03\x00\x02\x01"
+               + b"\x32\x06\x00\x01t\x00\x05" + b"7" + b"\x30\x04\x00\x01u" + b"8"
+               + b"\xd0\x00")
+
+
+def test_a_parser_has_every_field_from_its_making_and_packets_add_none():
+    # The client makes its parser once, at start-up; on the board an
+    # attribute set for the first time grows the object's table of them, an
+    # allocation at the first packet of the link's life (when the heap may
+    # have no block for it) where the link allocates nothing per packet.
+    p = mqtt.Parser(64)
+    fields = sorted(p.__dict__)
+    assert "flags" in fields and "qos" in fields and "body" in fields, fields
+    _feed(p, _EVERY_KIND)
+    kinds = []
+    while True:
+        k = p.next()
+        if k <= 0:
+            assert k == 0, k
+            break
+        kinds.append((k, p.flags))
+        p.drop()
+    assert kinds == [(2, 0), (4, 0), (9, 0), (3, 2), (3, 0), (13, 0)], kinds
+    assert sorted(p.__dict__) == fields
+
+
+def test_the_first_packets_a_new_parser_takes_allocate_nothing():
+    if not hasattr(gc, "mem_alloc"):
+        return  # CPython: no heap counter (the MicroPython runs check it)
+    p = mqtt.Parser(64)
+    data = _EVERY_KIND
+    n = len(data)
+    buf = p.buf
+    for i in range(n):
+        buf[i] = data[i]
+    p.have = n
+    nxt = p.next
+    drop = p.drop
+    gc.collect()
+    before = gc.mem_alloc()
+    while nxt() > 0:
+        drop()
+    used = gc.mem_alloc() - before
+    assert p.have == 0
+    assert used == 0, used
 
 # ---- the opening's deadline -------------------------------------------------------
 

@@ -3,7 +3,8 @@
 # off); the task calling the alive() it was made with at every pass, and
 # sleeping each pass's milliseconds as seconds where asyncio has no sleep_ms
 # (CPython); a Wi-Fi given the default 10 s to associate, timed from when it
-# was first found down even at tick 0; a batch in flight that the journal
+# was first found down even at tick 0, and looked at every second while
+# connected (a second to the millisecond); a batch in flight that the journal
 # rotated away during an outage dropped from the window, not sent again,
 # the pass going on; and a floor's ack of 0 taken as a number, not as
 # garbage. Portable.
@@ -26,7 +27,7 @@ class Rig(linkkit.made_rig(Link)):
     def __init__(self, source, name, saved=None, **kw):
         self.sent = []
         self.downs = []
-        self.folder = tmpdir("s12_" + name)
+        self.folder = tmpdir("cursor_wifi_" + name)
         if saved is not None:  # the cursor a previous run saved
             write_cursor(self.folder + "/cursor", saved)
         kw.setdefault("ticks_ms", lambda: T0)
@@ -58,7 +59,7 @@ class Stop(Exception):
 
 
 def test_a_cursor_saved_with_its_line_end_is_read_back_whole():
-    d = tmpdir("s12_cursor")
+    d = tmpdir("cursor_wifi_cursor")
     path = d + "/cursor"
     with open(path, "w") as f:  # a number and nothing after it
         f.write("9")
@@ -183,6 +184,43 @@ def test_a_wifi_first_found_down_at_tick_0_is_timed_from_tick_0():
     assert link.downs == [(C.L_NETWORK, 201)]
     rmdir(link.folder)
 
+
+
+class Dropping:
+    """A Wi-Fi station that is up until its access point goes (`on` made
+    False); `looks` counts the link's looks at it while connected."""
+
+    def __init__(self):
+        self.on = True
+        self.looks = 0
+
+    def up(self, now):
+        return self.on
+
+    def connected(self):
+        self.looks += 1
+        return self.on
+
+    def status(self):
+        return 1010 if self.on else 201  # STAT_GOT_IP, STAT_NO_AP_FOUND
+
+
+def test_while_connected_the_wifi_is_looked_at_every_second_to_the_millisecond():
+    wifi = Dropping()
+    link = Rig(_source(3), "wifi_second", wifi=wifi)  # made at T0
+    link.connack(T0)
+    assert link.is_up and wifi.looks == 0
+    link.step(T0 + 999)
+    assert wifi.looks == 0  # not every pass
+    link.step(T0 + 1000)  # a second after the link was made
+    assert wifi.looks == 1 and link.is_up
+    link.step(T0 + 1999)
+    assert wifi.looks == 1
+    wifi.on = False  # the access point goes
+    link.step(T0 + 2000)  # a second after the last look: the outage is found
+    assert wifi.looks == 2
+    assert link.downs == [(C.L_NETWORK, 201)] and link.state == C.DOWN
+    rmdir(link.folder)
 
 # ---- a reconnection after the journal rotated ------------------------------------
 

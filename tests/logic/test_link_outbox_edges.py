@@ -1,8 +1,9 @@
 # Edges of the floor link's outbox (device/link/outbox.py) and of the
 # journal as its source (device/link/source.py): the status and the chain's
-# head published again only when what they say changes, a status's packet
-# id free again once the broker has it, and the backlog judged at start-up
-# from what the oldest segments hold. Portable.
+# head published again only when what they say changes (the head read only
+# when the journal moved, not at every pass), a status's packet id free
+# again once the broker has it, and the backlog judged at start-up from
+# what the oldest segments hold. Portable.
 import linkkit
 from link.outbox import Link
 from link.source import OutboxStore
@@ -124,6 +125,41 @@ def test_the_head_goes_once_per_change_and_not_before_the_first_record():
     assert [p[2] for p in link.publishes(HEAD)] == [b"1:aa11", b"2:bb22"]
     assert link.journal_seqs() == [1, 2] and link.downs == []
 
+
+
+class Counted(Chained):
+    """A Chained journal that counts the reads of its head."""
+
+    def __init__(self):
+        Chained.__init__(self)
+        self.asked = 0
+
+    def head(self):
+        self.asked += 1
+        return self.head_text
+
+
+def test_the_head_is_read_when_the_journal_moves_not_at_every_pass():
+    # The store's head() opens the chain and makes its "SEQ:HASH" text: read
+    # at every pass (50 a second), it would make garbage for nothing.
+    src = Counted()
+    link = Rig(src, "head_reads")
+    link.connack(0)  # read at the connection: no head yet (no record)
+    assert src.asked == 1 and link.publishes(HEAD) == []
+    for now in range(1, 6):
+        link.tick(now)
+    assert src.asked == 1  # nothing journaled: not read again
+    src.add(1, 1)
+    src.head_text = "1:aa11"
+    link.journaled()
+    link.tick(6)
+    assert src.asked == 2 and [p[2] for p in link.publishes(HEAD)] == [b"1:aa11"]
+    link.journaled()  # journaled again, the head where it was
+    link.tick(7)
+    assert src.asked == 3
+    for now in range(8, 12):
+        link.tick(now)
+    assert src.asked == 3 and len(link.publishes(HEAD)) == 1
 
 def test_the_head_s_puback_is_the_head_s_not_a_stray():
     # The head is a QoS 1 publish of its own: its PUBACK must be matched to

@@ -51,7 +51,7 @@ class _Floor:
 def test_a_link_that_cannot_be_made_is_journaled_once_then_tried_a_minute_later():
     for exc, code in ((MemoryError(), C.L_MEMORY), (KeyError("site"), C.L_ERROR)):
         now = time.ticks_ms()
-        plan = [now, 0, _Floor(exc), None, b"pw", None, 300, "code", "/tmp/acked"]
+        plan = [now, 0, _Floor(exc), None, b"pw", None, "code", "/tmp/acked"]
         c = _Ctl(plan)
         assert T.LinkedController._make_link(c, now) is None
         assert c.downs == [(code, 0)]

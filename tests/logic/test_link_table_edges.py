@@ -64,10 +64,10 @@ def _table(name, keep_when_full=True):
 
 def _plan(d, retry_at=0):
     # link.plan.made's list: retry at, told, floor, tls, password, wifi,
-    # largest, code, the cursor's file.
+    # code, the cursor's file.
     floor = {"site": "S1", "table": "T01", "broker": "127.0.0.1", "port": 1,
              "server_name": None, "keepalive_s": 30}
-    return [retry_at, 0, floor, None, b"pw", None, R.MAX_LEN, "code", d + "/acked"]
+    return [retry_at, 0, floor, None, b"pw", None, "code", d + "/acked"]
 
 
 def _fill(ctl):

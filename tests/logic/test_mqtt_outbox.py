@@ -8,6 +8,8 @@ from link import client as C
 from link.outbox import Link, read_cursor, write_cursor
 from link.source import OutboxStore
 
+from sicbo import records as R
+
 DIR = "/tmp/sicbo-test-outbox"
 
 
@@ -232,6 +234,56 @@ def test_an_outage_is_told_once_and_retried_with_a_capped_backoff():
     assert 100 <= gaps[0] <= 170 and 200 <= gaps[1] <= 320
     assert all(400 <= g <= 620 for g in gaps[3:])  # capped (plus jitter)
 
+
+
+def _reopened(link, since):
+    """Passes every 10 ms after `since` until the link opens a connection
+    again: the wait, in ms (to the 10 ms)."""
+    now = since
+    while link.state == C.DOWN:
+        now += 10
+        link.step(now)
+        assert now - since < 100000, "never opened again"
+    return now - since
+
+
+def _wait_after_a_connection_held(held):
+    """Four connections refused in a row (the waits double: 100, 200, 400,
+    800 ms), then one connected and lost `held` ms after its CONNACK: the
+    wait before the next attempt."""
+    link = Rig(_source(5), "backoff_held", keepalive_s=10, backoff_ms=100,
+               backoff_max_ms=60000)
+    now = 0
+    link.step(now)  # the first attempt
+    for d in (100, 200, 400, 800):
+        link._fail(C.L_SOCKET, 111)
+        link.step(now)
+        w = _reopened(link, now)
+        assert d <= w <= d + d // 2 + 10, (d, w)  # plus up to half of it in jitter
+        now += w
+    link.deliver(b"\x20\x02\x00\x00", now)  # the fifth attempt is accepted
+    link.step(now)
+    link.deliver(bytes([0x90, 3, link.sub_pid >> 8, link.sub_pid & 0xFF, 1]), now)  # SUBACK
+    assert link.is_up and link.ups == 1
+    lost = now + held
+    link._fail(C.L_CLOSED, 0)
+    link.step(lost)
+    assert link.state == C.DOWN and link.downs == [(C.L_SOCKET, 111), (C.L_CLOSED, 0)]
+    return _reopened(link, lost)
+
+
+def test_a_connection_that_held_a_keepalive_starts_the_backoff_again():
+    # Up for a whole keepalive (10 s here): its loss is a new outage, retried
+    # after backoff_ms, not after the wait the refusals before it had grown to.
+    w = _wait_after_a_connection_held(10000)
+    assert 100 <= w <= 160, w
+
+
+def test_a_connection_lost_within_a_keepalive_does_not_start_the_backoff_again():
+    # A broker that accepts and drops each connection at once must not be
+    # hammered every backoff_ms: the wait goes on growing (1600 ms next).
+    w = _wait_after_a_connection_held(9999)
+    assert 1600 <= w <= 2410, w
 
 def test_a_fault_in_the_source_is_contained_by_the_task():
     _contained(OSError(5), C.L_SOCKET, 5)
@@ -486,11 +538,14 @@ def test_the_link_is_made_from_the_boards_floor_section():
     floor = {"site": "S1", "table": "T07", "broker": "10.0.0.5", "port": 1884,
              "server_name": None, "keepalive_s": 45}
     path = _dir("made") + "/cursor"
-    link = made(_source(3), [0, None, floor, None, b"table-secret", None, 300, "code-id", path])
+    link = made(_source(3), [0, None, floor, None, b"table-secret", None, "code-id", path])
     assert (link.host, link.port, link.ka_ms, link.ssl, link.wifi) == ("10.0.0.5", 1884, 45000,
                                                                         None, None)
     assert link.t_ack == b"sicbo/S1/T07/ack" and link.cursor_path == path
     assert link.code == b"code-id" and len(link.tx) >= link._at + 512
+    # Room for the largest record the journal holds (a sealed checkpoint of
+    # R.MAX_CHANNELS channels is no longer): none is ever skipped.
+    assert len(link.tx) >= link._at + R.MAX_LEN, (len(link.tx), link._at)
     hello = link._hello
     assert hello.endswith(b"\x00\x03T07\x00\x0ctable-secret")  # user: the table, its password
     # docs/floor.md: batches of at most 512 bytes of payload, at most 4 in flight

@@ -5,7 +5,8 @@
 # back, field by declared field, as it was written: by its declaration, on
 # the board's line (sicbo.logtext) and by the host's decoder (`sicbo journal
 # --json`, which compliance staff read a pulled journal with). A field
-# declared at another's offset would show one number under two names.
+# declared at another's offset would show one number under two names. And
+# the most lamp channels a table may have is what a sealed checkpoint holds.
 import sys
 
 from appkit import Table
@@ -37,6 +38,17 @@ def test_no_two_fields_of_a_record_type_share_a_byte():
             for i in range(off, off + size):
                 assert i not in owner, (name, fname, owner.get(i), i)
                 owner[i] = fname
+
+
+def test_the_channel_limit_is_the_most_a_sealed_checkpoint_holds():
+    # A J_METERS checkpoint of MAX_CHANNELS channels, with its configuration
+    # and chain tails and its MAC, fits a record; one channel more would not.
+    def sealed(channels):
+        return (R.HEADER + R.METERS_HEAD + 4 * channels + R.METERS_CONFIG + R.METERS_CHAIN
+                + R.MAC_LEN + R.CRC_LEN)
+
+    assert sealed(R.MAX_CHANNELS) <= R.MAX_LEN < sealed(R.MAX_CHANNELS + 1), (
+        R.MAX_CHANNELS, sealed(R.MAX_CHANNELS))
 
 
 def test_a_fault_record_reads_back_as_the_controller_wrote_it():
