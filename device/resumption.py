@@ -47,6 +47,7 @@ def stage_chain(ctl):
 def stage_resume(faults, ctl, cfg, watchdog_ms, config, cause, say, watchdog, ticks_ms):
     """The approval check, then the round resumed and the watchdog armed;
     False (one line said) when the approval is not in force."""
+    faults.stage = E.F_RESUME
     now = time.ticks_ms() if ticks_ms is None else ticks_ms()
     ctl.wall.refresh(now)
     # Loaded here, not with the running table's modules: the MAC chain's
@@ -59,7 +60,6 @@ def stage_resume(faults, ctl, cfg, watchdog_ms, config, cause, say, watchdog, ti
         say("sicbo: " + why)
         ctl.store.close()
         return False
-    faults.stage = E.F_RESUME
     if ctl.wall.seconds(now) is None:
         say("sicbo: RTC not set: journal records carry no wall-clock time")
     ctl.resume(now, cause, config)

@@ -191,3 +191,21 @@ def test_every_module_only_start_up_needs_is_forgotten_once_the_table_runs():
     finally:
         ctl.hw.all_off()
         ctl.store.close()
+
+
+def test_a_damaged_approval_module_fails_the_boot_in_the_resume_stage_before_any_record():
+    # The approval check's code is loaded when the table is resumed: a
+    # damaged file there is a fault of that stage, named, before the round
+    # is resumed (no J_BOOT) and before the watchdog is armed.
+    folder, _order = _power_on()
+    log = []
+    f = _Damaged(folder + "/fault.txt", log.append, "sicbo.approval")
+    e = _boot(folder, f, log)
+    assert isinstance(e, ValueError), (e, log)
+    assert (E.F_RESUME, "sicbo.approval") in f.loaded, (f.loaded, log)
+    n, text = f.failed_boots()
+    assert n == 1 and text.startswith(
+        "stage %d loading sicbo.approval: ValueError" % E.F_RESUME), (n, text)
+    assert R.J_BOOT not in _types(folder), _types(folder)
+    for pin in (SOLENOID, MOTOR, BELL):
+        assert not machine.sim_output(pin), pin
