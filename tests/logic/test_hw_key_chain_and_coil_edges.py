@@ -5,23 +5,13 @@
 # with a PWM hold pulls in at full power for pull_in_ms, not longer, even
 # when its task is woken early in the pull-in and then sleeps as told.
 import machine
+from hwkit import BITS, HIGH, LOAD, LOW, MISO, MOSI, NBITS, SCK, SENSORS
 from machine import PWM, Pin, Timer
 
 from hw import inputs
 from hw.solenoid import Solenoid
 from sicbo import board
 
-SCK = 18
-MOSI = 23
-MISO = 22
-LOAD = 21
-NBITS = 16
-HIGH = (15,)
-LOW = (10, 11, 12, 13, 14)
-BITS = {"key_bell": 0, "key_void": 1, "key_payout": 2, "key_confirm": 3,
-        "key_face_1": 4, "key_face_2": 5, "key_face_3": 6, "key_face_4": 7,
-        "key_face_5": 8, "key_face_6": 9}
-SENSORS = {"cover": 34, "clasp_left": 35, "clasp_right": 36, "shake": 39}
 COIL = 25
 HOLD = 19660  # 30 %
 

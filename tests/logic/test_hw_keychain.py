@@ -6,26 +6,13 @@
 # chain size other than 1..8 whole chips refused, and no allocation per poll.
 import machine
 import micropython
-from hwkit import drain, poll
+from hwkit import BITS, HIGH, LOAD, LOW, MISO, MOSI, NBITS, SCK, SENSORS, drain, poll
 from machine import SPI, Pin
 
 from hw import inputs
 from hw.keychain import KeyChain
 from hw.switches import EDGE, FAULT, RECOVER, Switches
 from sicbo import signals as S
-
-SCK = 18
-MOSI = 23
-MISO = 22
-LOAD = 21
-NBITS = 16
-HIGH = (15,)
-LOW = (10, 11, 12, 13, 14)
-# The shipped boards' key bits (board_config/boards/esp32-devkitc.json).
-BITS = {"key_bell": 0, "key_void": 1, "key_payout": 2, "key_confirm": 3,
-        "key_face_1": 4, "key_face_2": 5, "key_face_3": 6, "key_face_4": 7,
-        "key_face_5": 8, "key_face_6": 9}
-SENSORS = {"cover": 34, "clasp_left": 35, "clasp_right": 36, "shake": 39}
 
 
 def wire(ds=0):

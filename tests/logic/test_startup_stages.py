@@ -152,19 +152,27 @@ class _Damaged(_NoRoomFor):
         return faults.Faults.load(self, name)
 
 
+def _damaged_boot(module, stage):
+    """A power-on on which `module`'s file is damaged: the boot fails in
+    `stage`, the module named, one failed boot counted. Returns (folder,
+    log)."""
+    folder, _order = _power_on()
+    log = []
+    f = _Damaged(folder + "/fault.txt", log.append, module)
+    e = _boot(folder, f, log)
+    assert isinstance(e, ValueError), (e, log)
+    assert (stage, module) in f.loaded, (f.loaded, log)
+    n, text = f.failed_boots()
+    assert n == 1 and text.startswith("stage %d loading %s: ValueError" % (stage, module)), (
+        n, text)
+    return folder, log
+
+
 def test_a_damaged_settlement_module_is_a_fault_of_the_files_stage_not_refused_files():
     # A ValueError while the files are read is the files' refusal, unless it
     # came from loading code: then it is a fault, named, counted toward out
     # of service (a damaged file is not a configuration to fix).
-    folder, _order = _power_on()
-    log = []
-    f = _Damaged(folder + "/fault.txt", log.append, "sicbo.settle")
-    e = _boot(folder, f, log)
-    assert isinstance(e, ValueError), (e, log)
-    assert (E.F_FILES, "sicbo.settle") in f.loaded, (f.loaded, log)
-    n, text = f.failed_boots()
-    assert n == 1 and text.startswith(
-        "stage %d loading sicbo.settle: ValueError" % E.F_FILES), (n, text)
+    _folder, log = _damaged_boot("sicbo.settle", E.F_FILES)
     assert not [line for line in log if "configuration refused" in line], log
 
 
@@ -197,15 +205,7 @@ def test_a_damaged_approval_module_fails_the_boot_in_the_resume_stage_before_any
     # The approval check's code is loaded when the table is resumed: a
     # damaged file there is a fault of that stage, named, before the round
     # is resumed (no J_BOOT) and before the watchdog is armed.
-    folder, _order = _power_on()
-    log = []
-    f = _Damaged(folder + "/fault.txt", log.append, "sicbo.approval")
-    e = _boot(folder, f, log)
-    assert isinstance(e, ValueError), (e, log)
-    assert (E.F_RESUME, "sicbo.approval") in f.loaded, (f.loaded, log)
-    n, text = f.failed_boots()
-    assert n == 1 and text.startswith(
-        "stage %d loading sicbo.approval: ValueError" % E.F_RESUME), (n, text)
+    folder, _log = _damaged_boot("sicbo.approval", E.F_RESUME)
     assert R.J_BOOT not in _types(folder), _types(folder)
     for pin in (SOLENOID, MOTOR, BELL):
         assert not machine.sim_output(pin), pin
