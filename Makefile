@@ -105,8 +105,8 @@ test: lint mpy-check typecheck vm32-if-src test-py test-mp test-board
 # floor view (bench_floor_web) mosquitto and Chromium: without them each says
 # so in one line.
 bench: setup
-	$(MPY) bench/bench_settle.py
 	$(BIN)/python -c "from host_tools.mprun import compile_trees; compile_trees()"
+	$(MPY) bench/bench_settle.py
 	@if [ -n "$(MICROPYTHON_SRC)" ]; then \
 	    $(BIN)/python -m host_tools.vm32 && $(BIN)/python -m host_tools.vm32 --frozen; fi
 	-$(BIN)/micropython -X heapsize=$$($(BIN)/python -c "from host_tools import heaps; print(heaps.HEAP_64_EQUIVALENT)") bench/bench_controller.py

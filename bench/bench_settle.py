@@ -1,14 +1,16 @@
 # Settlement benchmark on the MicroPython unix port (make bench):
+#   python -c "from host_tools.mprun import compile_trees; compile_trees()"
 #   micropython -X heapsize=110k bench/bench_settle.py
 # Prints microseconds per settlement with the compact table and with per-area
 # predicate evaluation, their ratio, the table's size and heap footprint, and
-# the bytes allocated per settlement.
+# the bytes allocated per settlement. The firmware is the one a board runs:
+# compiled as deploy compiles it (build/mpy: constants folded, mpy-cross).
 import gc
 import sys
 import time
 
-sys.path.insert(0, "device")
-sys.path.insert(0, "tests/logic")
+sys.path.insert(0, "build/mpy/device")
+sys.path.insert(0, "build/mpy/tests/logic")
 
 from sicbo import areas, config, settle  # noqa: E402
 from tables import table_dict  # noqa: E402
