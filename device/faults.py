@@ -231,14 +231,13 @@ class Faults:
         import os
 
         n, entries = read_file(self.path)
-        if not n:
-            return
         for entry in entries:
             if not entry[3]:
-                write_file(0, entries, self.path)  # keep what must still be journaled
+                if n:
+                    write_file(0, entries, self.path)  # keep what must still be journaled
                 return
         try:
-            os.remove(self.path)
+            os.remove(self.path)  # none left in a row, none left to journal
         except OSError:
             pass
 

@@ -132,6 +132,25 @@ def test_a_torn_segment_is_never_appended_to():
     assert len(journal_records_of(_newest_segment(t.folder))) == 2
 
 
+def test_access_records_never_rotate_the_journal():
+    # Only the running table rotates, heading each new segment with its
+    # meters: records written from the REPL go on in their segment past its
+    # size, no segment opened or deleted for them.
+    import os
+
+    t = _played()
+    names = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
+    diag = bytes((E.D_SENSORS, 0, 0, 0, 0, 0, 0, 0))
+    n = 0
+    while os.stat(t.folder + "/" + names[-1])[6] <= 4096:  # JournalStore's segment_bytes
+        access.record(R.J_DIAG, diag, t.folder)
+        n += 1
+        assert n < 200, "the segment never grew past its size"
+    access.record(R.J_DIAG, diag, t.folder)
+    access.close()
+    assert sorted(n for n in os.listdir(t.folder) if n.endswith(".log")) == names
+
+
 def test_the_stop_follows_the_journal_not_the_running_state():
     # The Ctrl-C lands after the machine decided a record and before it was
     # written: the machine is a record ahead of its journal. The stop

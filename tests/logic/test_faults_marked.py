@@ -1,7 +1,8 @@
 # mprun-heap: controller
 # The fault path's own record: a fault the journal took is marked journaled
-# in the fault file and never journaled twice, and a boot at the failed-boots
-# limit opens nothing. (Apart from test_faults.py: that file is at the edge
+# in the fault file and never journaled twice; the file goes once its failed
+# boots are neither in a row nor left to journal; and a boot at the
+# failed-boots limit opens nothing. (Apart from test_faults.py: that file is at the edge
 # of the board's heap.)
 import faults
 import machine
@@ -23,6 +24,32 @@ def test_a_fault_the_journal_took_is_marked_journaled_and_not_journaled_again():
     assert n == 1 and entries[-1][3] == 1, entries  # journaled now
     assert faults.Faults(path).journal_pending(lambda *a: took.append(a)) == 0
     assert len(took) == 1, took
+
+
+def test_the_fault_file_goes_once_its_failed_boots_are_cleared_and_journaled():
+    # Cleared (the table ran its minute) while a failed boot was still to be
+    # journaled: the count goes to 0, the entry stays; journaled at the next
+    # boot; then the next clear removes the file, nothing in it left to do.
+    import os
+
+    from roundkit import tmpdir
+
+    path = tmpdir("fault_file_goes") + "/fault.txt"
+    entries = [[E.F_HARDWARE, E.K_OS, 0, 0, "stage %d: OSError 5" % E.F_HARDWARE]]
+    assert faults.write_file(1, entries, path)
+    f = faults.Faults(path, log=None)
+    f.clear()
+    n, kept = faults.read_file(path)
+    assert n == 0 and kept[0][3] == 0, kept  # not in a row any more, still to journal
+    took = []
+    assert f.journal_pending(lambda *a: took.append(a)) == 1 and len(took) == 1
+    assert faults.read_file(path)[1][0][3] == 1  # journaled now
+    f.clear()
+    try:
+        os.stat(path)
+    except OSError:
+        return
+    raise AssertionError("the fault file stayed: %r" % (faults.read_file(path),))
 
 
 def test_the_boot_at_the_failed_boots_limit_opens_nothing():
