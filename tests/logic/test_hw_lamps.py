@@ -158,3 +158,40 @@ def test_strip_refuses_a_frame_of_the_wrong_length():
         else:
             raise AssertionError("a strip accepted a frame of %d bytes for 2" % n)
     assert machine.sim_neopixel(STRIP) == bytes(48)  # nothing shown
+
+
+class _PlainStrip:
+    """A strip driver without neopixel's `bpp`: three values a pixel."""
+
+    def __init__(self, n):
+        self.px = [None] * n
+        self.writes = 0
+
+    def __len__(self):
+        return len(self.px)
+
+    def __setitem__(self, i, v):
+        self.px[i] = v
+
+    def fill(self, v):
+        for i in range(len(self.px)):
+            self.px[i] = v
+
+    def write(self):
+        self.writes += 1
+
+
+def test_a_strip_that_does_not_say_its_bytes_per_pixel_takes_three():
+    s = _PlainStrip(10)
+    lamps = PixelLamps(s, 2, colour=(1, 2, 3))
+    assert s.px == [(0, 0, 0)] * 10 and s.writes == 1
+    f = bytearray(2)
+    set_channel(f, 4)
+    lamps.write(f)
+    assert s.px[4] == (1, 2, 3) and s.px[3] == (0, 0, 0), s.px
+    try:
+        PixelLamps(_PlainStrip(10), 2, colour=(0, 0, 0, 255))
+    except ValueError as e:
+        assert "3 values" in str(e), e
+    else:
+        raise AssertionError("four values taken for a three-byte strip")

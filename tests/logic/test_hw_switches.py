@@ -173,3 +173,25 @@ def test_a_recovered_input_counts_its_chatter_afresh_from_the_recovery():
         poll(sw, 20)
     assert drain(sw) == [(FAULT, 2, 0, 1020)], "chatter after recovery not faulted"
     assert sw.faulted(2) and sw.faults == 2
+
+
+def test_the_event_ring_holds_32_events_by_default():
+    sw = make(chatter_limit=1000)
+    sw.update()
+    level = 0
+    for _ in range(40):  # 40 debounced edges of the cover, none popped
+        level = 1 - level
+        machine.sim_set(COVER, level)
+        poll(sw, 30)
+    assert sw.pending() == 32 and sw.overflows == 8, (sw.pending(), sw.overflows)
+
+
+def test_a_ring_of_one_event_gives_each_event_in_turn():
+    sw = make(ring_size=1)
+    sw.update()
+    got = []
+    for level in (1, 0, 1):
+        machine.sim_set(COVER, level)
+        poll(sw, 30)
+        got += [e[:3] for e in drain(sw)]
+    assert got == [(EDGE, 0, 1), (EDGE, 0, 0), (EDGE, 0, 1)], got
