@@ -259,6 +259,11 @@ EQUIVALENT = (
     # rs.seq already has.
     ("journal_store.py", "if ch.seq > rs.seq + 1:", "`>` -> `>=` in `ch.seq > rs.seq + 1`",
      "at equality rs.seq is set to the value it has"),
+    # ... and caught up, the chain's next number is past every record rs has
+    # read (catch_up follows them all), so ch.seq <= rs.seq never holds: the
+    # mutant's extra case, ch.seq == rs.seq + 1, sets the value rs.seq has.
+    ("journal_store.py", "if ch.seq > rs.seq + 1:", "`+` -> `-` in `rs.seq + 1`",
+     "after catch_up ch.seq > rs.seq; at ch.seq == rs.seq + 1 rs.seq keeps its value"),
     # DiceReader: the last valid reading's round is written by the line that
     # makes it valid, before feed_byte() returns True, its only reader's cue.
     ("sicbo/dicereader.py", "self.round = 0", "0 -> 1", _SET_FIRST),

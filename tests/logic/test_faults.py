@@ -76,17 +76,18 @@ def test_journal_folder_unusable_is_a_contained_fault():
 def test_memory_error_while_resuming_is_journaled_and_resets():
     t = Table()
     t.play(1, 2, 3)
-    t.close()
+    t.power_off()
     log, resets = fault_boot(t.folder, t.folder, MemoryError("memory allocation failed"))
     assert resets == [machine.HARD_RESET]
     found = [r for r in journal_records(t.folder) if r.type == R.J_FAULT]
-    assert len(found) == 1 and found[0].p(0) == E.F_RESUME and found[0].p(1) == E.K_MEMORY
+    assert len(found) == 1 and found[0].p(0) == E.F_RESUME and found[0].p(1) == E.K_MEMORY, (
+        [(r.p(0), r.p(1)) for r in found], log)
     # Outputs off and the fault pattern on the lamps: every status lamp, no area.
     assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
     assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
 def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
     t = Table()
-    t.close()
+    t.power_off()
     for n in range(1, E.MAX_FAILED_BOOTS + 1):
         fault_boot(t.folder, t.folder, OSError(5))
         assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == n
@@ -149,7 +150,7 @@ def test_a_table_that_fails_before_it_has_run_stably_counts_one_more_failed_boot
     # E.STABLE_MS: a board that boots, then dies within a minute, again and
     # again, must reach MAX_FAILED_BOOTS and stay out of service.
     t = Table()
-    t.close()
+    t.power_off()
     for _n in range(1, E.MAX_FAILED_BOOTS):
         fault_boot(t.folder, t.folder, OSError(5))
     assert faults.Faults(t.folder + "/fault.txt").failed_boots()[0] == E.MAX_FAILED_BOOTS - 1
@@ -199,7 +200,7 @@ def test_a_fault_while_building_the_adapters_is_contained():
     from sicbo import cache
 
     t = Table()
-    t.close()
+    t.power_off()
     path = t.folder + "/config.cache"
     cid = tablefiles.config_id(t.folder + "/board.json", t.folder + "/table.json")
     board, cfg = cache.load(path, cid)
@@ -295,7 +296,7 @@ def test_out_of_service_is_said_even_when_its_own_code_fails():
             raise MemoryError("bootfail.mpy damaged")
 
     t = Table()
-    t.close()
+    t.power_off()
     for _ in range(E.MAX_FAILED_BOOTS):
         fault_boot(t.folder, t.folder, OSError(5))
     saved = sys.modules.get("bootfail")
