@@ -37,7 +37,7 @@ class _Context:
         self.journal_dir = journal_dir
         self.fault_file = fault_file
         self._files = None  # (board, cfg) or the refusal's text
-        self._board = None  # the board file alone, or why not, when the pair is refused
+        self._board = None  # the board file alone (False: refused too), when the pair is refused
         self._table = None  # the settlement table, or why there is none
         self.switches = None
         self.outputs = {}  # adapter name -> adapter (hw/)
@@ -72,7 +72,7 @@ class _Context:
         except _Refused:
             if self._board is None:
                 self._board = _read_board(self.board_path)
-            if isinstance(self._board, str):
+            if self._board is False:
                 raise
             return self._board
 
@@ -193,7 +193,8 @@ def _read_json(path):
 
 
 def _read_board(board_path):
-    """The board file alone, or the text of why it is refused."""
+    """The board file alone, or False when it cannot be read or is refused
+    (the pair's refusal already says why)."""
     import sys
 
     import memory
@@ -203,10 +204,8 @@ def _read_board(board_path):
         from sicbo import board as boardfile
 
         return boardfile.parse_board(_read_json(board_path))
-    except (OSError, ValueError, ImportError) as e:
-        if hasattr(e, "field"):
-            return "board file refused: %s" % e
-        return "cannot read %s: %s %s" % (board_path, type(e).__name__, e)
+    except (OSError, ValueError, ImportError):
+        return False
     finally:
         memory.forget([n for n in sys.modules if n not in before])  # the parser's code
 

@@ -54,7 +54,8 @@ SKIP = ("main.py", "remote/*")
 # virtual board, no mpremote). The others (vboard, deploy, system, power cut,
 # flash, simtable, simkeys) take seconds to minutes each and reach the firmware
 # through a MicroPython process that loads device/ itself.
-FAST_HOST = ("test_cli_journal.py", "test_cli_rules.py", "test_console.py", "test_fuzz.py",
+FAST_HOST = ("test_cli_journal.py", "test_cli_rules.py", "test_console.py",
+             "test_controller_inputs.py", "test_fuzz.py",
              "test_round_stateful.py", "test_rules_properties.py", "test_svg.py")
 
 # Equivalent mutants: the program does the same whatever the mutation. Each is

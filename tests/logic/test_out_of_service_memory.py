@@ -1,0 +1,41 @@
+# mprun-heap: controller
+# Out of service (bootfail.out_of_service): the table files are read only to
+# light the fault pattern, and their parsers are forgotten as soon as the
+# settlement table is built, before the lamp driver is made: a board left
+# out of service at the REPL keeps no parser's code in its heap.
+import sys
+
+import bootfail
+import faults
+import machine
+import memory
+from appkit import BELL, SOLENOID, Table
+
+import tablefiles
+
+
+def test_out_of_service_forgets_the_file_parsers_and_lights_the_fault_pattern():
+    t = Table()
+    t.power_off()
+    forgotten = []
+    real = memory.forget
+
+    def forget(names):
+        forgotten.extend(names)
+        real(names)
+
+    log = []
+    memory.forget = forget
+    try:
+        bootfail.out_of_service(faults.Faults(t.folder + "/fault.txt", log.append), 3,
+                                "stage 4: OSError 5", t.folder + "/board.json",
+                                t.folder + "/table.json", log.append)
+    finally:
+        memory.forget = real
+    assert [n for n in tablefiles.PARSERS if n not in forgotten] == [], forgotten
+    if sys.implementation.name == "micropython":
+        kept = [n for n in tablefiles.PARSERS if n in sys.modules]
+        assert kept == [], kept
+    assert not [line for line in log if "lamps not lit" in line], log
+    assert sorted(t.lit()) == ["ALARM", "PAYING", "PLACE_BETS", "VOID"], t.lit()
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
