@@ -9,9 +9,8 @@ import bootfail
 import faults
 import machine
 import memory
-from appkit import BELL, SOLENOID, Table
-
 import tablefiles
+from appkit import BELL, SOLENOID, Table
 
 
 def test_out_of_service_forgets_the_file_parsers_and_lights_the_fault_pattern():
