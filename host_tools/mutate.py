@@ -256,6 +256,8 @@ EQUIVALENT = (
      "deleted: `self._forced = False`", _SET_FIRST),
     ("hw/solenoid.py", "self._forced = False  # set by the timer callback\nself._held = False",
      "deleted: `self._held = False`", _SET_FIRST),
+    ("hw/solenoid.py", "self._forced = False  # set by the timer callback\nself._held = False",
+     "`False` -> `True`", _SET_FIRST),
     # JournalStore.chain_next: at equality the assignment writes the value
     # rs.seq already has.
     ("journal_store.py", "if ch.seq > rs.seq + 1:", "`>` -> `>=` in `ch.seq > rs.seq + 1`",
@@ -263,6 +265,8 @@ EQUIVALENT = (
     # diag.dump_journal: the segments' bytes go out in pieces of hex that the
     # host joins again; the size of a piece changes no byte pulled.
     ("diag.py", "buf = bytearray(192)", "192 -> 193",
+     "the host joins the pieces: any piece size pulls the same bytes"),
+    ("diag.py", "buf = bytearray(192)", "192 -> 191",
      "the host joins the pieces: any piece size pulls the same bytes"),
     # ... and caught up, the chain's next number is past every record rs has
     # read (catch_up follows them all), so ch.seq <= rs.seq never holds: the

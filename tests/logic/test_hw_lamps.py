@@ -195,3 +195,13 @@ def test_a_strip_that_does_not_say_its_bytes_per_pixel_takes_three():
         assert "3 values" in str(e), e
     else:
         raise AssertionError("four values taken for a three-byte strip")
+
+
+def test_a_strip_shows_every_channel_of_the_row_up_to_its_length():
+    # Two bytes of row: 16 channels. A strip one pixel short shows 15, a
+    # strip of 16 or longer shows all 16 (its last pixels, past the row, dark).
+    for n in (15, 16, 20):
+        np, lamps = strip(n)
+        lamps.write(bytearray(b"\xff\xff"))
+        shown = min(n, 16)
+        assert machine.sim_neopixel(STRIP) == b"\xff" * (3 * shown) + bytes(3 * (n - shown)), n

@@ -356,3 +356,24 @@ def test_a_hard_off_that_comes_before_the_hold_is_written_keeps_the_coil_off():
     machine.sim_advance(1000)
     sol.update()
     assert machine.sim_pwm(COIL) == (20000, 0) and not sol.is_on() and not sol.busy()
+
+
+def test_the_coil_says_off_and_not_ready_between_pulses_and_ready_after_its_rest():
+    sol = coil(rest_ms=100)
+    assert sol.start(2, 50, 150)
+    assert sol.is_on() and not sol.ready()
+    machine.sim_advance(50)
+    assert sol.update() == 150  # the first pulse ended: the gap to the second
+    assert not sol.is_on() and machine.sim_output(COIL) == 0
+    assert not sol.ready()  # a train is running: nothing else may fire
+    machine.sim_advance(150)
+    sol.update()
+    assert sol.is_on() and not sol.ready()
+    machine.sim_advance(50)
+    assert sol.update() == -1  # the train is over
+    assert not sol.is_on() and machine.sim_output(COIL) == 0
+    assert not sol.ready()  # resting
+    machine.sim_advance(99)
+    assert not sol.ready()
+    machine.sim_advance(1)
+    assert sol.ready()
