@@ -262,6 +262,10 @@ EQUIVALENT = (
     # rs.seq already has.
     ("journal_store.py", "if ch.seq > rs.seq + 1:", "`>` -> `>=` in `ch.seq > rs.seq + 1`",
      "at equality rs.seq is set to the value it has"),
+    # ... and when a segment starts at the chain's number, starting at the one
+    # before it only reads records that follow() passes over.
+    ("chainfile.py", "if 0 < segs[i][1] <= self.seq:", "`<=` -> `<` in `0 < segs[i][1] <= self.seq`",
+     "follow() passes over records below the chain's number"),
     # SwitchBank.poll: a chatter count of 255 capped at 255 is the same count.
     ("hw/switches.py", "if c > 255:", "`>` -> `>=` in `c > 255`", "255 set to 255"),
     # JournalStore._write: both callers (append, _open_new) open the segment
