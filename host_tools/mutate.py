@@ -266,6 +266,10 @@ EQUIVALENT = (
     # before it only reads records that follow() passes over.
     ("chainfile.py", "if 0 < segs[i][1] <= self.seq:", "`<=` -> `<` in `0 < segs[i][1] <= self.seq`",
      "follow() passes over records below the chain's number"),
+    # Switches: without a key chain no input is read through one (on[i] is 0),
+    # so whether the chain's sample was good is never asked.
+    ("hw/switches.py", "good = chain.sample() if chain is not None else True", "`True` -> `False`",
+     "without a chain no input is on it: the sample's verdict is not read"),
     # SwitchBank.poll: a chatter count of 255 capped at 255 is the same count.
     ("hw/switches.py", "if c > 255:", "`>` -> `>=` in `c > 255`", "255 set to 255"),
     # JournalStore._write: both callers (append, _open_new) open the segment

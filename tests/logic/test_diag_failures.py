@@ -1,3 +1,4 @@
+# mprun-heap: controller
 # Failures as diag says them: a command that fails for a reason of its own
 # (not a refused file, not memory) says which command and why in one line,
 # and the technician stays at the REPL with the table as it was (no

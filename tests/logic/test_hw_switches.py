@@ -195,3 +195,27 @@ def test_a_ring_of_one_event_gives_each_event_in_turn():
         poll(sw, 30)
         got += [e[:3] for e in drain(sw)]
     assert got == [(EDGE, 0, 1), (EDGE, 0, 0), (EDGE, 0, 1)], got
+
+
+class _Level:
+    """An input that reads a fixed level (the bank takes any object with value())."""
+
+    def __init__(self, v):
+        self.v = v
+
+    def value(self):
+        return self.v
+
+
+def test_a_bank_takes_1_to_64_inputs_and_refuses_none_or_more():
+    machine.sim_reset()
+    for n in (1, 64):
+        sw = Switches([_Level(i & 1) for i in range(n)], ticks_ms=machine.sim_ticks_ms)
+        assert sw.count() == n and sw.level(n - 1) == (n - 1) & 1
+    for n in (0, 65):
+        try:
+            Switches([_Level(0)] * n, ticks_ms=machine.sim_ticks_ms)
+        except ValueError as e:
+            assert str(e) == "1..64 inputs", e
+        else:
+            raise AssertionError("a bank of %d inputs was taken" % n)
