@@ -266,6 +266,9 @@ EQUIVALENT = (
     # before it only reads records that follow() passes over.
     ("chainfile.py", "if 0 < segs[i][1] <= self.seq:", "`<=` -> `<` in `0 < segs[i][1] <= self.seq`",
      "follow() passes over records below the chain's number"),
+    # link.mqtt.Parser: next() sets body for every packet it returns, before
+    # drop() or the client reads it (drop() follows only a packet returned).
+    ("link/mqtt.py", "self.body = 0", "0 -> 1", _SET_FIRST),
     # Switches: without a key chain no input is read through one (on[i] is 0),
     # so whether the chain's sample was good is never asked.
     ("hw/switches.py", "good = chain.sample() if chain is not None else True", "`True` -> `False`",

@@ -245,3 +245,22 @@ def test_a_connection_reset_while_the_link_sends_is_journaled_as_a_socket_error(
     assert link.downs == [(C.L_SOCKET, 104)]
     assert link.down_lines() == [" down: socket error (104)"]
     assert not link.is_up and link.state == C.DOWN
+
+
+def test_a_connect_carries_a_keepalive_of_two_bytes_high_byte_first():
+    # Past 255 s the high byte carries: 300 s is 0x01 0x2C, 65535 s 0xFF 0xFF.
+    buf = bytearray(64)
+    for keepalive, want in ((1, b"\x00\x01"), (300, b"\x01\x2c"), (65535, b"\xff\xff")):
+        n = mqtt.connect(buf, b"t1", keepalive, None, None)
+        assert bytes(buf[10:12]) == want and buf[12:n] == b"\x00\x02t1", (keepalive, buf[:n])
+
+
+def test_a_client_takes_a_keepalive_of_one_second_and_refuses_none():
+    assert C.Client(b"t1", "127.0.0.1", 1883, keepalive_s=1).ka_ms == 1000
+    for bad in (0, -1):
+        try:
+            C.Client(b"t1", "127.0.0.1", 1883, keepalive_s=bad)
+        except ValueError as e:
+            assert str(e) == "keepalive must be above 0", e
+        else:
+            raise AssertionError("keepalive %d taken" % bad)
