@@ -187,3 +187,23 @@ def test_records_after_the_cursor_reached_the_top_get_the_whole_ack_wait():
     assert link.journal_seqs() == [1, 2, 3, 4, 4]
     assert link.is_up and link.downs == []
     link.done()
+
+
+def test_a_link_has_every_field_from_its_making_through_a_connection_and_its_loss():
+    # On the board an attribute set for the first time grows the object's
+    # table of them: an allocation at the first connection or the first
+    # loss, where the link allocates nothing per packet.
+    src = linkkit.MemorySource()
+    src.add(1, 3)
+    link = Rig(src, "fields")
+    fields = sorted(link.__dict__)
+    link.up(T0)
+    link.deliver(_ack_publish(b"3"), T0 + 100)
+    now = T0 + 100
+    while link.is_up and now < T0 + 60000:  # a broker gone silent: dead after 45 s
+        now += 250
+        link.step(now)
+    assert not link.is_up and [code for code, _d in link.downs] == [C.L_DEAD], link.downs
+    grown = [f for f in sorted(link.__dict__) if f not in fields and f != "t0"]  # t0: the rig's
+    assert grown == [], grown
+    link.done()
