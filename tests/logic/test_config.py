@@ -236,3 +236,18 @@ def test_empty_field_name_is_quoted():
     t[""] = 1
     e = refusal(t)
     assert e.field == "''" and "unknown field" in e.message
+
+
+def test_each_total_s_odds_are_refused_one_past_either_end_of_its_own_range():
+    # Art. 6(6): 5 and 16 from 18 to 30, 6 and 15 from 14 to 18; each total's
+    # range checked on its own, its pair given a value in range.
+    for total, pair, low, high in ((5, 16, 18, 30), (16, 5, 18, 30), (6, 15, 14, 18),
+                                   (15, 6, 14, 18)):
+        for bad, good in ((low - 1, low), (high + 1, high)):
+            e = refusal(table_dict(odds={"TOTAL_%d" % total: bad, "TOTAL_%d" % pair: good}))
+            assert e.field == "odds.TOTAL_%d" % total, (total, bad, e.field)
+            assert "from %d to %d, got %d" % (low, high, bad) in e.message, e.message
+        for ok in (low, high):
+            cfg = config.parse_table(table_dict(odds={"TOTAL_%d" % total: ok,
+                                                      "TOTAL_%d" % pair: ok}))
+            assert cfg.odds[areas.index_of("TOTAL_%d" % total)] == ok
