@@ -264,7 +264,8 @@ EQUIVALENT = (
      "at equality rs.seq is set to the value it has"),
     # ... and when a segment starts at the chain's number, starting at the one
     # before it only reads records that follow() passes over.
-    ("chainfile.py", "if 0 < segs[i][1] <= self.seq:", "`<=` -> `<` in `0 < segs[i][1] <= self.seq`",
+    ("chainfile.py", "if 0 < segs[i][1] <= self.seq:",
+     "`<=` -> `<` in `0 < segs[i][1] <= self.seq`",
      "follow() passes over records below the chain's number"),
     # link.mqtt.Parser: next() sets body for every packet it returns, before
     # drop() or the client reads it (drop() follows only a packet returned).

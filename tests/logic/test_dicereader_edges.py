@@ -45,3 +45,9 @@ def test_a_reading_at_the_end_of_an_overlong_line_is_not_taken():
     assert got == [(9, 1, 2, 3)]
     assert (rd.overlong, rd.garbage, rd.bad_crc, rd.bad_dice, rd.ok) == (1, 0, 0, 0, 1)
     assert (rd.round, rd.d1, rd.d2, rd.d3) == (9, 1, 2, 3)
+
+
+def test_a_crc_of_no_bytes_is_0_and_a_length_takes_only_those_bytes():
+    assert crc8(b"123456789", 0) == 0
+    assert crc8(b"123456789", 9) == crc8(b"123456789") == 0xF4
+    assert crc8(b"123456789XYZ", 9) == 0xF4

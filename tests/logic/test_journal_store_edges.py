@@ -156,3 +156,20 @@ def test_a_store_read_lazily_keeps_the_unfinished_round_when_no_later_segment_ha
             assert seqs == [1, 2, 3], seqs
         st.close()
         rmdir(d)
+
+
+def test_the_oldest_record_is_found_past_a_first_segment_with_none():
+    # A board reset before its first boot wrote anything leaves an empty
+    # first segment: the journal's oldest record is in the next one.
+    d = tmpdir("edge_oldest")
+    st = _outbox(d)
+    st.boot(lambda piece: None)
+    assert st.oldest() == 0  # nothing journaled yet
+    st.close()
+    st = _outbox(d)
+    st.boot(lambda piece: None)
+    for seq in range(1, 4):
+        st.append(_rec(seq))
+    assert st.segs[0][1] == 0 and st.oldest() == 1, st.segs
+    st.close()
+    rmdir(d)

@@ -209,3 +209,12 @@ def test_a_damaged_approval_module_fails_the_boot_in_the_resume_stage_before_any
     assert R.J_BOOT not in _types(folder), _types(folder)
     for pin in (SOLENOID, MOTOR, BELL):
         assert not machine.sim_output(pin), pin
+
+
+def test_each_module_of_the_journal_stage_is_loaded_through_the_fault_path_and_named():
+    # The store, the meters, the round machine and the controller: a damaged
+    # file of any of them fails the journal stage with its name, before any
+    # record is written.
+    for module in ("journal_store", "sicbo.meters", "sicbo.roundmachine", "controller"):
+        folder, _log = _damaged_boot(module, E.F_JOURNAL)
+        assert R.J_BOOT not in _types(folder), (module, _types(folder))
