@@ -168,10 +168,6 @@ EQUIVALENT = (
     # diag._manifest: a function that ends without a return returns None too.
     ("diag.py", "    except (OSError, ValueError):\n        return None", "deleted: `return None`",
      "the function returns None when it falls off its end"),
-    # diag._journal: only damage codes above 0 reach this name (code > 0),
-    # and entry 0 of DAMAGE_NAMES is never asked for.
-    ("diag.py", 'logtext.name_of(texts.DAMAGE_NAMES, code, "damage", 1)', "1 -> 0",
-     "only codes above 0 reach it"),
     # link.outbox.read_cursor: a saved cursor of 0 and "none" are the same.
     ("link/outbox.py", "return v if v > 0 else 0", "`>` -> `>=` in `v > 0`",
      "v == 0 returns 0 either way"),
@@ -220,10 +216,10 @@ EQUIVALENT = (
      _SET_FIRST),
     # The switches' constructor sets every _changed slot from the pins.
     ("hw/switches.py", 'self._changed = array("i", [0] * n)', "0 -> -1", _SET_FIRST),
-    # diag's settle waits past three debounce times: a millisecond more is
-    # no different to any switch.
-    ("diag.py", "sw.debounce_ms * 3) + 1", "1 -> 2",
-     "a settle one millisecond longer past three debounce times"),
+    # diag's settle waits past three debounce times (the board file's is at
+    # least 1 ms): a millisecond more or less still polls past one of them.
+    ("diag.py", "sw.debounce_ms * 3) + 1", "1 -> 0",
+     "a settle of exactly three debounce times (each at least 1 ms) is past one of them"),
     # link.outbox.Link: what a connection needs is set when it comes up
     # (_came_up), before the pass reads it; top only ever grows.
     ("link/outbox.py", "self._next = cur", "deleted: `self._next = cur`", _SET_FIRST),
@@ -283,8 +279,6 @@ EQUIVALENT = (
      "both callers open the segment just before"),
     # diag.dump_journal: the segments' bytes go out in pieces of hex that the
     # host joins again; the size of a piece changes no byte pulled.
-    ("diag.py", "buf = bytearray(192)", "192 -> 193",
-     "the host joins the pieces: any piece size pulls the same bytes"),
     ("diag.py", "buf = bytearray(192)", "192 -> 191",
      "the host joins the pieces: any piece size pulls the same bytes"),
     # ... and caught up, the chain's next number is past every record rs has

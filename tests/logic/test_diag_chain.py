@@ -160,3 +160,26 @@ def _alarms(t):
     lines = [x for x in _out if x.startswith("alarms ")]
     assert len(lines) == 1, _out
     return lines[0][len("alarms "):].strip()
+
+
+def test_diag_journal_names_a_record_of_an_unknown_type_as_such():
+    # Damage code 1, the first the table names: a well-formed record of a type
+    # this firmware does not know (written by a newer one, or forged).
+    import os
+
+    from sicbo import journal as jfmt
+
+    t = Table()
+    t.play(3, 4, 5)
+    t.close()
+    last = raw_records(t.folder)[-1]
+    names = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
+    with open(t.folder + "/" + names[-1], "ab") as g:
+        g.write(jfmt.encode(R.J_LAST + 1, u32(last, R.OFF_SEQ) + 1, u32(last, R.OFF_ROUND),
+                            1, 0, 0, bytes(8)))
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
+    del _out[:]
+    diag.journal(5)
+    bad = [x for x in _out if "DAMAGED" in x]
+    assert len(bad) == 1 and bad[0].endswith(
+        "DAMAGED (unknown record type): type %d, not used" % (R.J_LAST + 1)), _out
