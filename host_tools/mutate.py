@@ -270,7 +270,7 @@ EQUIVALENT = (
     # so whether the chain's sample was good is never asked.
     ("hw/switches.py", "good = chain.sample() if chain is not None else True", "`True` -> `False`",
      "without a chain no input is on it: the sample's verdict is not read"),
-    # SwitchBank.poll: a chatter count of 255 capped at 255 is the same count.
+    # Switches.update: a chatter count of 255 capped at 255 is the same count.
     ("hw/switches.py", "if c > 255:", "`>` -> `>=` in `c > 255`", "255 set to 255"),
     # JournalStore._write: both callers (append, _open_new) open the segment
     # just before; the guard keeps the types exact for mypy.

@@ -3,7 +3,6 @@
 # without a floor link never loads this code, nor the link's.
 
 
-
 def made(board, journal_dir, secrets, say):
     """A list for link.outbox.made (its layout there), the secrets read now;
     None, said in one line, when they cannot be read (the table plays on

@@ -14,13 +14,14 @@ from sicbo import chain as C
 from sicbo import records as R
 
 
-def _status(t):
+def _status(t, name="chain"):
+    """What diag.status() says on its `name` line (the chain's by default)."""
     diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
     del _out[:]
     diag.status()
-    lines = [x for x in _out if x.startswith("chain ")]
+    lines = [x for x in _out if x.startswith(name + " ")]
     assert len(lines) == 1, _out
-    return lines[0][len("chain "):].strip()
+    return lines[0][len(name) + 1:].strip()
 
 
 def _head(folder):
@@ -81,19 +82,24 @@ def test_a_damaged_key_file_is_said_in_capitals():
     assert _status(t) == "KEY FILE DAMAGED: records not authenticated"
 
 
-def _append_impossible_result(t):
-    # A result record, well formed, with the next sequence number, while the
-    # round is already paid: one record the replay refuses, nothing else.
+def _append(t, rtype, payload):
+    """A well-formed record of rtype after the journal's last one (the next
+    sequence number, the same round), as another writer would add it."""
     import os
 
     from sicbo import journal as jfmt
 
     last = raw_records(t.folder)[-1]
-    seq = u32(last, R.OFF_SEQ) + 1
-    rid = u32(last, R.OFF_ROUND)
     names = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
     with open(t.folder + "/" + names[-1], "ab") as g:
-        g.write(jfmt.encode(R.J_RESULT, seq, rid, 1, 0, 0, bytes([3, 4, 5])))
+        g.write(jfmt.encode(rtype, u32(last, R.OFF_SEQ) + 1, u32(last, R.OFF_ROUND), 1, 0, 0,
+                            payload))
+
+
+def _append_impossible_result(t):
+    # A result record while the round is already paid: one record the replay
+    # refuses, nothing else.
+    _append(t, R.J_RESULT, bytes([3, 4, 5]))
 
 
 def test_diag_journal_counts_damaged_records_in_words():
@@ -146,37 +152,20 @@ def test_status_names_the_damaged_records_on_its_alarms_line():
     t = Table()
     t.play(3, 4, 5)
     t.close()
-    assert _alarms(t) == "none"
+    assert _status(t, "alarms") == "none"
     _append_impossible_result(t)
-    assert _alarms(t) == "1 damaged record"
+    assert _status(t, "alarms") == "1 damaged record"
     _append_impossible_result(t)
-    assert _alarms(t) == "2 damaged records"
-
-
-def _alarms(t):
-    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
-    del _out[:]
-    diag.status()
-    lines = [x for x in _out if x.startswith("alarms ")]
-    assert len(lines) == 1, _out
-    return lines[0][len("alarms "):].strip()
+    assert _status(t, "alarms") == "2 damaged records"
 
 
 def test_diag_journal_names_a_record_of_an_unknown_type_as_such():
     # Damage code 1, the first the table names: a well-formed record of a type
     # this firmware does not know (written by a newer one, or forged).
-    import os
-
-    from sicbo import journal as jfmt
-
     t = Table()
     t.play(3, 4, 5)
     t.close()
-    last = raw_records(t.folder)[-1]
-    names = sorted(n for n in os.listdir(t.folder) if n.endswith(".log"))
-    with open(t.folder + "/" + names[-1], "ab") as g:
-        g.write(jfmt.encode(R.J_LAST + 1, u32(last, R.OFF_SEQ) + 1, u32(last, R.OFF_ROUND),
-                            1, 0, 0, bytes(8)))
+    _append(t, R.J_LAST + 1, bytes(8))
     diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
     del _out[:]
     diag.journal(5)
