@@ -22,7 +22,7 @@ from sicbo import records as R
 
 _CLOCK_SLACK = const(2)  # s: the RTC may read this much before the journal's last time
 # This module and what only it uses, forgotten once the table runs.
-MODULES = ("resumption", "sicbo.approval", "memory")
+MODULES = ("resumption", "sicbo.approval", "sicbo.dates", "memory")
 
 
 def stage_chain(ctl):

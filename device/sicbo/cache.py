@@ -18,7 +18,7 @@ import json
 from sicbo import FIRMWARE_VERSION
 from sicbo.settings import Board, TableConfig
 
-FORMAT = "2"  # 2: the floor link (board) and its backlog (table)
+FORMAT = "3"  # 2: the floor link (board) and its backlog (table); 3: lamps as codes
 _MAGIC = "sicbo-config"
 CONFIG_ID_LEN = 6  # sicbo.records.CONFIG_ID_LEN: the J_CONFIG payload
 

@@ -3,7 +3,10 @@
 
 from micropython import const
 
-DAY_2000 = const(10957)  # days from 1970-01-01 to 2000-01-01 (journal wall clock)
+# The day number of a date, and the journal's day 0: the running table's wall
+# clock needs only these (hw), and keeps sicbo.civil loaded, not this module.
+from sicbo.civil import DAY_2000, days_from_civil  # noqa: F401
+
 _SATURDAY = const(5)  # weekday() numbering: Monday is 0
 _DAYS_IN_MONTH = const(b"\x00\x1f\x1c\x1f\x1e\x1f\x1e\x1f\x1f\x1e\x1f\x1e\x1f")
 
@@ -29,16 +32,6 @@ def parse(text):
     if not 1 <= d <= last:
         raise ValueError("no such date: %r" % (text,))
     return days_from_civil(y, m, d)
-
-
-def days_from_civil(y, m, d):
-    # Howard Hinnant's days_from_civil, in integers only.
-    y -= m <= 2
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
-    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146097 + doe - 719468
 
 
 def civil_from_days(day):

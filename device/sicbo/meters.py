@@ -84,7 +84,7 @@ class Meters:
         if table is not None:
             wins = {}
             for c in range(len(self.wins)):
-                name = table.cfg.lamp_order[c]
+                name = table.cfg.channel_name(c)
                 if name is not None and c not in table.status_channel.values():
                     wins[name] = self.wins[c]
             d["wins"] = wins

@@ -4,6 +4,44 @@
 # objects they return stay, so their classes live here, in a module of their
 # own (a live method keeps its whole module alive).
 
+from micropython import const
+
+# A lamp channel's code in TableConfig.lamps: a catalogue index (sicbo.areas),
+# a status lamp (LAMP_STATUS + its index in sicbo.signals.STATUS_LAMPS), or a
+# spare channel.
+LAMP_STATUS = const(250)
+LAMP_SPARE = const(255)
+
+
+def lamp_name(code):
+    """A channel's name from its code: an area code, a status lamp, None."""
+    if code == LAMP_SPARE:
+        return None
+    if code >= LAMP_STATUS:
+        from sicbo.signals import STATUS_LAMPS
+
+        return STATUS_LAMPS[code - LAMP_STATUS]
+    from sicbo.areas import code as area_code
+
+    return area_code(code)
+
+
+def lamp_code(name):
+    """A channel's code from its name (lamp_name's inverse); ValueError for
+    a name that is neither an area nor a status lamp."""
+    if name is None:
+        return LAMP_SPARE
+    from sicbo.signals import STATUS_LAMPS
+
+    if name in STATUS_LAMPS:
+        return LAMP_STATUS + STATUS_LAMPS.index(name)
+    from sicbo.areas import index_of
+
+    i = index_of(name)
+    if i < 0:
+        raise ValueError("no lamp named %r" % (name,))
+    return i
+
 
 class TableConfig:
     """A validated table configuration. Areas are catalogue indices."""
@@ -15,7 +53,10 @@ class TableConfig:
         self.offered = ()  # area indices, catalogue order
         self.odds = b""  # odds per catalogue index (SINGLE: per die), 0 if not offered
         self.triple_kills = ()  # area indices
-        self.lamp_order = ()  # channel names; None is a spare channel
+        # One code a lamp channel (lamp_code): the running table keeps these
+        # bytes, not a string a channel (121 of them in a full 2004 layout:
+        # 4 KiB of the board's heap for the table's life).
+        self.lamps = b""
         self.void_policy = ""
         self.resume_policy = ""
         self.approval = {}
@@ -27,6 +68,20 @@ class TableConfig:
 
     def is_offered(self, area):
         return self.odds[area] != 0
+
+    def channel_name(self, channel):
+        """One lamp channel's name (lamp_order's, without making them all)."""
+        return lamp_name(self.lamps[channel])
+
+    @property
+    def lamp_order(self):
+        """The channels' names in order (area codes, status lamps, None for
+        a spare), made when asked: for people, files and the host."""
+        return tuple(lamp_name(c) for c in self.lamps)
+
+    @lamp_order.setter
+    def lamp_order(self, names):
+        self.lamps = bytes(lamp_code(n) for n in names)
 
 
 class Board:

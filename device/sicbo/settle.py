@@ -11,6 +11,7 @@
 from micropython import const
 
 from sicbo import kinds
+from sicbo.settings import LAMP_SPARE, LAMP_STATUS, lamp_name
 
 _OUTCOMES = const(56)
 ORDERED_OUTCOMES = const(216)
@@ -72,8 +73,8 @@ class SettlementTable:
         from sicbo import areas
 
         self.cfg = cfg
-        order = cfg.lamp_order
-        self.channels = len(order)
+        codes = cfg.lamps
+        self.channels = len(codes)
         self.row_bytes = (self.channels + 7) >> 3
         # Catalogue index -> its lamp channel (255: not offered here).
         self.area_channel = bytearray(b"\xff" * kinds.AREA_COUNT_2004)
@@ -83,11 +84,10 @@ class SettlementTable:
         self.single = bytearray(self.channels)
         self.status_channel = {}
         for c in range(self.channels):
-            name = order[c]
-            i = areas.index_of(name) if name is not None else -1
-            if i < 0:
-                if name is not None:
-                    self.status_channel[name] = c
+            i = codes[c]
+            if i >= LAMP_STATUS:
+                if i != LAMP_SPARE:
+                    self.status_channel[lamp_name(i)] = c
             else:
                 self.area_channel[i] = c
                 self.odds[c] = cfg.odds[i]

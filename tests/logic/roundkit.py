@@ -5,17 +5,19 @@ from sicbo import areas, journal, kinds
 from sicbo import events as E
 from sicbo import signals as S
 from sicbo.roundmachine import RoundMachine
+from sicbo.settings import TableConfig
 from sicbo.settle import channel_on
 
 AREAS = ["SMALL", "BIG", "ODD", "EVEN", "SINGLE_1", "SINGLE_2", "SINGLE_3", "SINGLE_4",
          "SINGLE_5", "SINGLE_6", "ANY_TRIPLE", "TOTAL_9", "TOTAL_10", "DOUBLE_1"]
 
 
-class Cfg:
+class Cfg(TableConfig):
     """What config.parse_table would return for a small 2004 table (built by
     hand: the config module's size is not needed on the 110 KiB test heap)."""
 
     def __init__(self, shaker, void_policy, resume_policy):
+        TableConfig.__init__(self)
         self.name = "test table"
         self.edition = 2004
         self.shaker = shaker
@@ -29,9 +31,6 @@ class Cfg:
         self.void_policy = void_policy
         self.resume_policy = resume_policy
         self.approval = {}
-
-    def is_offered(self, area):
-        return self.odds[area] != 0
 
 
 def levels(cover=0, clasp_l=0, clasp_r=0, supervisor=0, shake=0):

@@ -1,4 +1,4 @@
-from sicbo import areas, config
+from sicbo import areas, config, settings
 from tables import refusal, table_dict
 
 
@@ -102,6 +102,41 @@ def test_lamp_order_spare_channels_allowed():
     t["lamp_order"] = ["SMALL", None, "BIG", "PLACE_BETS"]
     cfg = config.parse_table(t)
     assert cfg.lamp_order == ("SMALL", None, "BIG", "PLACE_BETS")
+
+
+def test_the_table_keeps_one_code_a_lamp_channel_and_names_them_when_asked():
+    # A string a channel, kept for the table's life, was 4 KiB of the board's
+    # heap (121 channels): the config holds one byte a channel instead.
+    t = table_dict(offered=["SMALL", "BIG"])
+    t["lamp_order"] = ["SMALL", None, "BIG", "PLACE_BETS", "ALARM", "VOID", "PAYING"]
+    cfg = config.parse_table(t)
+    assert "lamp_order" not in cfg.__dict__
+    assert type(cfg.lamps) is bytes
+    assert cfg.lamps == bytes((areas.index_of("SMALL"), settings.LAMP_SPARE,
+                               areas.index_of("BIG"), settings.LAMP_STATUS,
+                               settings.LAMP_STATUS + 1, settings.LAMP_STATUS + 2,
+                               settings.LAMP_STATUS + 3))
+    assert cfg.lamp_order == tuple(t["lamp_order"])
+    assert [cfg.channel_name(c) for c in range(7)] == t["lamp_order"]
+    full = config.parse_table(table_dict(2004))
+    assert len(full.lamps) == len(table_dict(2004)["lamp_order"])
+    assert full.lamp_order == tuple(table_dict(2004)["lamp_order"])
+    # Every code stands for one name, and back.
+    for code in list(range(117)) + [settings.LAMP_STATUS + k for k in range(4)] + [
+            settings.LAMP_SPARE]:
+        assert settings.lamp_code(settings.lamp_name(code)) == code
+    # Names given to the config are coded the same way; a name that is
+    # neither an area nor a status lamp is refused, and nothing is changed.
+    cfg.lamp_order = ("BIG", "SMALL")
+    assert cfg.lamps == bytes((areas.index_of("BIG"), areas.index_of("SMALL")))
+    for bad in ("TOTAL_3", "place_bets", ""):
+        try:
+            cfg.lamp_order = ("SMALL", bad)
+        except ValueError as e:
+            assert repr(bad) in str(e)
+        else:
+            raise AssertionError("lamp %r taken" % bad)
+        assert cfg.lamps == bytes((areas.index_of("BIG"), areas.index_of("SMALL")))
 
 
 def test_the_floor_backlog_from_10_to_100000_rounds_and_its_policy_by_name():
