@@ -10,9 +10,7 @@ from sicbo.cache import _MAGIC, FORMAT
 
 
 def _plain(v):
-    # bytes -> {"bytes": [...]}, tuples -> lists: what JSON holds.
-    if isinstance(v, (bytes, bytearray)):
-        return {"bytes": list(v)}
+    # Tuples -> lists: what JSON holds (bytes are written by _json).
     if isinstance(v, (tuple, list)):
         return [_plain(x) for x in v]
     if isinstance(v, dict):
@@ -22,8 +20,17 @@ def _plain(v):
 
 def _json(v):
     # json.dumps(v)'s text in pieces: a list or a dict an item at a time (a
-    # table's odds or lamp order in one string would need a block of ~2 KiB).
-    if isinstance(v, list):
+    # table's odds or lamp order in one string would need a block of ~2 KiB);
+    # bytes as {"bytes": [...]}, a byte at a time (their list of ints made
+    # first would need a block of 4 bytes a byte).
+    if isinstance(v, (bytes, bytearray)):
+        yield '{"bytes": ['
+        sep = ""
+        for x in v:
+            yield sep + str(x)
+            sep = ", "
+        yield "]}"
+    elif isinstance(v, list):
         yield "["
         sep = ""
         for x in v:
