@@ -21,7 +21,7 @@ import time
 from machine import Timer
 from micropython import const
 
-from sicbo import civil
+from sicbo import journal
 
 _RTC_VALID_YEAR = const(2025)  # an RTC before this year was never set
 _REREAD_MS = const(60000)
@@ -151,7 +151,7 @@ class WallClock:
         if y < _RTC_VALID_YEAR:
             self._base = None
             return
-        days = civil.days_from_civil(y, mo, d) - civil.DAY_2000
+        days = journal.days_from_civil(y, mo, d) - journal.DAY_2000
         self._base = days * 86400 + h * 3600 + mi * 60 + s
         self._base_ticks = now
 

@@ -9,7 +9,7 @@
 from sicbo import areas, dates, kinds
 from sicbo import records as R
 from sicbo.errors import ConfigError, key_name
-from sicbo.settings import LAMP_SPARE, LAMP_STATUS, TableConfig
+from sicbo.settings import TableConfig
 from sicbo.signals import STATUS_LAMPS  # lamps that are not bet areas
 
 SHAKERS = ("solenoid", "electric", "manual")
@@ -138,12 +138,10 @@ def _parse_lamps(obj, offered_set, edition):
         raise ConfigError("lamp_order", "%d channels: at most %d (a meters checkpoint holds "
                           "every channel's wins in one journal record)"
                           % (len(order), R.MAX_CHANNELS))
-    codes = bytearray(len(order))
     for k, name in enumerate(order):
         field = "lamp_order[%d]" % k
         if name is None:
-            codes[k] = LAMP_SPARE
-            continue
+            continue  # a spare channel
         if not isinstance(name, str):
             raise ConfigError(field, "must be an area code, a status lamp (%s) or null, got %r"
                               % (_choices(STATUS_LAMPS), name))
@@ -151,19 +149,17 @@ def _parse_lamps(obj, offered_set, edition):
             raise ConfigError(field, "%r is already wired to channel %d" % (name, seen[name]))
         seen[name] = k
         if name in STATUS_LAMPS:
-            codes[k] = LAMP_STATUS + STATUS_LAMPS.index(name)
             continue
         i = _area(name, field, edition)
         if i not in offered_set:
             raise ConfigError(field, "%s is not offered by this table (use null for a "
                               "spare channel)" % name)
         wired.add(i)
-        codes[k] = i
     for i in sorted(offered_set):
         if i not in wired:
             raise ConfigError("lamp_order", "misses the offered area %s: every offered area "
                               "needs its lamp segment" % areas.code(i))
-    return bytes(codes)
+    return order
 
 
 def _parse_approval(obj):
@@ -240,7 +236,7 @@ def parse_table(obj):
     cfg = TableConfig()
     cfg.odds = bytes(_parse_odds(obj.get("odds"), edition, offered_set))
     cfg.triple_kills = _parse_kills(obj.get("triple_kills"), offered_set, edition)
-    cfg.lamps = _parse_lamps(obj["lamp_order"], offered_set, edition)
+    cfg.lamp_order = _parse_lamps(obj["lamp_order"], offered_set, edition)  # kept as codes
     cfg.void_policy = _choice(obj, "void_policy", VOID_POLICIES, "bets_stay")
     if edition == kinds.EDITION_2003 and cfg.void_policy != "bets_stay":
         raise ConfigError("void_policy", "the 2003 edition (Art. 3(3)) does not let bets be "

@@ -4,8 +4,8 @@
 from micropython import const
 
 # The day number of a date, and the journal's day 0: the running table's wall
-# clock needs only these (hw), and keeps sicbo.civil loaded, not this module.
-from sicbo.civil import DAY_2000, days_from_civil  # noqa: F401
+# clock needs only these (hw), from sicbo.journal, which it keeps loaded.
+from sicbo.journal import DAY_2000, days_from_civil  # noqa: F401
 
 _SATURDAY = const(5)  # weekday() numbering: Monday is 0
 _DAYS_IN_MONTH = const(b"\x00\x1f\x1c\x1f\x1e\x1f\x1e\x1f\x1f\x1e\x1f\x1e\x1f")

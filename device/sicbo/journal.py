@@ -230,3 +230,19 @@ class Scanner:
 def records(data):
     """All valid records of one segment's bytes, as a list (host tools, tests)."""
     return Scanner().scan(data)
+
+
+# The journal's wall clock counts seconds from 2000-01-01 UTC: DAY_2000 days
+# after 1970-01-01. days_from_civil gives a date's day number (the running
+# table's wall clock, hw.WallClock; sicbo.dates for the approval's dates).
+DAY_2000 = const(10957)
+
+
+def days_from_civil(y, m, d):
+    # Howard Hinnant's days_from_civil, in integers only.
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468

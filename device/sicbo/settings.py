@@ -7,40 +7,23 @@
 from micropython import const
 
 # A lamp channel's code in TableConfig.lamps: a catalogue index (sicbo.areas),
-# a status lamp (LAMP_STATUS + its index in sicbo.signals.STATUS_LAMPS), or a
-# spare channel.
-LAMP_STATUS = const(250)
-LAMP_SPARE = const(255)
+# a status lamp (_STATUS + its index in sicbo.signals.STATUS_LAMPS, spelt
+# here: importing that module would intern its every name on the running
+# table), or a spare channel.
+_STATUS = const(250)
+_SPARE = const(255)
+_STATUS_LAMPS = const(("PLACE_BETS", "ALARM", "VOID", "PAYING"))
 
 
 def lamp_name(code):
     """A channel's name from its code: an area code, a status lamp, None."""
-    if code == LAMP_SPARE:
+    if code == _SPARE:
         return None
-    if code >= LAMP_STATUS:
-        from sicbo.signals import STATUS_LAMPS
-
-        return STATUS_LAMPS[code - LAMP_STATUS]
+    if code >= _STATUS:
+        return _STATUS_LAMPS[code - _STATUS]
     from sicbo.areas import code as area_code
 
     return area_code(code)
-
-
-def lamp_code(name):
-    """A channel's code from its name (lamp_name's inverse); ValueError for
-    a name that is neither an area nor a status lamp."""
-    if name is None:
-        return LAMP_SPARE
-    from sicbo.signals import STATUS_LAMPS
-
-    if name in STATUS_LAMPS:
-        return LAMP_STATUS + STATUS_LAMPS.index(name)
-    from sicbo.areas import index_of
-
-    i = index_of(name)
-    if i < 0:
-        raise ValueError("no lamp named %r" % (name,))
-    return i
 
 
 class TableConfig:
@@ -53,7 +36,7 @@ class TableConfig:
         self.offered = ()  # area indices, catalogue order
         self.odds = b""  # odds per catalogue index (SINGLE: per die), 0 if not offered
         self.triple_kills = ()  # area indices
-        # One code a lamp channel (lamp_code): the running table keeps these
+        # One code a lamp channel (lamp_name names it): the running table keeps these
         # bytes, not a string a channel (121 of them in a full 2004 layout:
         # 4 KiB of the board's heap for the table's life).
         self.lamps = b""
@@ -81,7 +64,22 @@ class TableConfig:
 
     @lamp_order.setter
     def lamp_order(self, names):
-        self.lamps = bytes(lamp_code(n) for n in names)
+        # The codes of names (sicbo.config checks a file's first); a name
+        # that is neither an area nor a status lamp is refused.
+        from sicbo.areas import index_of
+
+        codes = bytearray(len(names))
+        for k, name in enumerate(names):
+            if name is None:
+                codes[k] = _SPARE
+            elif name in _STATUS_LAMPS:
+                codes[k] = _STATUS + _STATUS_LAMPS.index(name)
+            else:
+                i = index_of(name)
+                if i < 0:
+                    raise ValueError("no lamp named %r" % (name,))
+                codes[k] = i
+        self.lamps = bytes(codes)
 
 
 class Board:

@@ -11,7 +11,7 @@
 from micropython import const
 
 from sicbo import kinds
-from sicbo.settings import LAMP_SPARE, LAMP_STATUS, lamp_name
+from sicbo.settings import lamp_name
 
 _OUTCOMES = const(56)
 ORDERED_OUTCOMES = const(216)
@@ -85,8 +85,8 @@ class SettlementTable:
         self.status_channel = {}
         for c in range(self.channels):
             i = codes[c]
-            if i >= LAMP_STATUS:
-                if i != LAMP_SPARE:
+            if i >= kinds.AREA_COUNT_2004:
+                if lamp_name(i) is not None:  # a status lamp, not a spare channel
                     self.status_channel[lamp_name(i)] = c
             else:
                 self.area_channel[i] = c

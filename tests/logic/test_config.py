@@ -1,4 +1,4 @@
-from sicbo import areas, config, settings
+from sicbo import areas, config, settings, signals
 from tables import refusal, table_dict
 
 
@@ -112,19 +112,20 @@ def test_the_table_keeps_one_code_a_lamp_channel_and_names_them_when_asked():
     cfg = config.parse_table(t)
     assert "lamp_order" not in cfg.__dict__
     assert type(cfg.lamps) is bytes
-    assert cfg.lamps == bytes((areas.index_of("SMALL"), settings.LAMP_SPARE,
-                               areas.index_of("BIG"), settings.LAMP_STATUS,
-                               settings.LAMP_STATUS + 1, settings.LAMP_STATUS + 2,
-                               settings.LAMP_STATUS + 3))
+    # The codes are the configuration cache's (sicbo/cache.py, format 3):
+    # the catalogue index, 250 + the status lamp's index, 255 for a spare.
+    assert cfg.lamps == bytes((areas.index_of("SMALL"), 255, areas.index_of("BIG"),
+                               250, 251, 252, 253))
+    assert [settings.lamp_name(250 + k) for k in range(4)] == list(signals.STATUS_LAMPS)
     assert cfg.lamp_order == tuple(t["lamp_order"])
     assert [cfg.channel_name(c) for c in range(7)] == t["lamp_order"]
     full = config.parse_table(table_dict(2004))
     assert len(full.lamps) == len(table_dict(2004)["lamp_order"])
     assert full.lamp_order == tuple(table_dict(2004)["lamp_order"])
     # Every code stands for one name, and back.
-    for code in list(range(117)) + [settings.LAMP_STATUS + k for k in range(4)] + [
-            settings.LAMP_SPARE]:
-        assert settings.lamp_code(settings.lamp_name(code)) == code
+    for code in list(range(117)) + [250, 251, 252, 253, 255]:
+        cfg.lamp_order = (settings.lamp_name(code),)
+        assert cfg.lamps == bytes((code,))
     # Names given to the config are coded the same way; a name that is
     # neither an area nor a status lamp is refused, and nothing is changed.
     cfg.lamp_order = ("BIG", "SMALL")
