@@ -52,5 +52,21 @@ def out_of_service(faults, n, text, board_path=None, table_path=None, log=print)
         faults.lamps = build.lamps(board, table.row_bytes)
     except Exception as e:  # noqa: BLE001 - the lamps are a courtesy here
         log("sicbo: fault lamps not lit: %s %s" % (type(e).__name__, e))
+        _outputs_off(board_path, log)
         return
     faults.lamps_on()  # or it says why not
+
+
+def _outputs_off(board_path, log):
+    # The files refused (a table file that fails, a cache and a parse that
+    # fail): the board file alone says where the outputs are, and they are
+    # driven low, not left to the pins' state after the reset.
+    try:
+        import tablefiles
+
+        from hw import build
+        from sicbo.board import parse_board
+
+        build.outputs_off(parse_board(tablefiles.read_json(board_path)))
+    except Exception as e:  # noqa: BLE001 - out of service all the same
+        log("sicbo: outputs not driven (reset state): %s %s" % (type(e).__name__, e))

@@ -16,7 +16,7 @@ from sicbo import events as E
 
 # Lines the board prints that say nothing of its state (notes beside one).
 NOT_STATES = ("board warning: ", "floor link not started: ", "see diag.status()",
-              "fault lamps not lit", "cannot write ",
+              "fault lamps not lit", "outputs not driven", "cannot write ",
               "RTC not set: journal records carry no wall-clock time",
               "stopped into the REPL", "clock set, not journaled",
               "provisioning ")  # the MAC chain's (chainfile.take)

@@ -111,6 +111,38 @@ def test_three_failed_boots_leave_the_table_out_of_service_without_watchdog():
     t2.close()
 
 
+def test_out_of_service_with_its_table_file_refused_drives_the_outputs_low_all_the_same():
+    # Without a table, no fault lamps; the board file alone still says where
+    # the outputs are, and they are driven low, not left as the reset left them.
+    t = Table()
+    t.power_off()
+    for _ in range(E.MAX_FAILED_BOOTS):
+        fault_boot(t.folder, t.folder, OSError(5))
+    with open(t.folder + "/table.json", "w") as f:
+        f.write('{"name": "damaged"')  # cut short: not JSON
+    from machine import Pin
+
+    for pin in (SOLENOID, BELL):
+        Pin(pin, Pin.OUT, value=1)
+    log = []
+    assert start(t.folder, log) is None
+    assert any(line.startswith("sicbo: OUT OF SERVICE after") for line in log), log
+    assert any(line.startswith("sicbo: fault lamps not lit: ") for line in log), log
+    assert not any("outputs not driven" in line for line in log), log
+    assert not machine.sim_output(SOLENOID) and not machine.sim_output(BELL)
+    assert no_watchdog_reset()
+    # With the board file refused too, it says so, and stays out of service.
+    with open(t.folder + "/board.json", "w") as f:
+        f.write("[]")
+    for pin in (SOLENOID, BELL):
+        Pin(pin, Pin.OUT, value=1)
+    log = []
+    assert start(t.folder, log) is None
+    assert any(line.startswith("sicbo: outputs not driven (reset state): ") for line in log), log
+    assert no_watchdog_reset()
+    faults.Faults(t.folder + "/fault.txt").clear()
+
+
 class _DyingUart:
     """A dice reader's UART that fails after a few reads (a bus fault)."""
 
