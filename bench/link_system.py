@@ -250,6 +250,10 @@ def drain(folder, backlog):
         site.stop()
 
 
+def _firmware_links(folder, names):
+    return [n for n in names if os.path.islink(os.path.join(folder, n))]
+
+
 def vm32_boots(backlog):
     """The boot on the backlog, and on an empty journal (the same files,
     their cache, the secrets), on the 32-bit VMs at the board's heap."""
@@ -264,7 +268,9 @@ def vm32_boots(backlog):
         for what in ("full backlog", "empty journal"):
             folder = tempfile.mkdtemp(prefix="sicbo-bench-boot-")
             os.rmdir(folder)
-            shutil.copytree(backlog, folder)
+            # Without the firmware the fill installed (links to its .mpy
+            # files): copied, they would shadow a frozen image's modules.
+            shutil.copytree(backlog, folder, ignore=_firmware_links)
             if what == "empty journal":
                 for n in board_heap.segments(folder) + ["acked"]:
                     if os.path.exists(os.path.join(folder, n)):
@@ -276,6 +282,8 @@ def vm32_boots(backlog):
             r = board_heap.power_on(interp, folder, str(heap), "play", 1, 0, 1, 1)
             seconds = time.monotonic() - t0
             why = r.failure()
+            if not why:
+                board_heap.check_frozen(interp, r)  # the firmware this VM is named for
             if why:
                 print("%s, %s, heap %d: did not boot: %s" % (name, what, heap, why))
             else:
