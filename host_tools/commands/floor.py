@@ -512,13 +512,20 @@ def tables_of(conn):
 
 
 def _tables(args):
+    from host_tools.floor import liveness
+
     conn = _open(args.db)
     rows = tables_of(conn)
+    h = liveness.health(args.db)  # whether what the store shows is live
     if args.json:
-        print(json.dumps({"tables": rows}))
+        print(json.dumps({"tables": rows, "floor": {"live": h.live, "state": h.state,
+                                                     "text": h.text}}))
         return 0
+    floor_line = "floor: live (the service is connected to the broker)" if h.live else (
+        "floor: NOT live: " + h.text)
     if not rows:
         print("no tables")
+        print(floor_line)
         return 0
     print("%-12s %-7s %-24s %-7s %7s %8s %8s %5s %5s %6s %4s %4s %4s" % (
         "table", "online", "last seen", "state", "round", "last seq", "acked", "gaps", "lost",
@@ -531,6 +538,7 @@ def _tables(args):
             d["conflicts"], d["rejected"]))
         if d["head"]:
             print("%-12s head %s" % ("", d["head"]))
+    print(floor_line)
     return 0
 
 

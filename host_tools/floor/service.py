@@ -30,7 +30,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from host_tools.floor import ingest, store
+from host_tools.floor import ingest, liveness, store
 from host_tools.floor import site as S
 
 SESSION_NEVER_EXPIRES = 0xFFFFFFFF
@@ -81,6 +81,8 @@ class Service:
         self.retry_at = 0.0
         self.backoff = 0.1
         self.on_commit = None  # called with each batch once committed (the floor view)
+        self.on_state = None  # called when the service's state changes (the floor view)
+        self.beat = liveness.Beat(opts.db, log=self.log)  # FILE.service: live or not
         self.client = self._client()
 
     def _lookup(self, tid, seq):
@@ -134,15 +136,18 @@ class Service:
                          % (self.o.host, self.o.port, e))
             self.retry_at = time.monotonic() + self.backoff
             self.backoff = min(self.backoff * 2, 2.0)
+            self._state("no-broker")
             return False
 
     def _on_connect(self, client, userdata, flags, rc, props=None):
         if rc.is_failure:
             self.log("the broker refused the connection: %s" % rc)
+            self._state("no-broker")
             return
         self.gen += 1
         self.backoff = 0.1
         self.connected = True
+        self._state("connected")
         _no_delay(client)
         self.log("connected to %s:%d (session present: %s)"
                  % (self.o.host, self.o.port, bool(flags.session_present)))
@@ -164,6 +169,7 @@ class Service:
         self.retry_at = time.monotonic() + self.backoff
         if not self.stopping:
             self.log("disconnected from the broker (%s); reconnecting" % rc)
+            self._state("no-broker")
 
     def _on_message(self, client, userdata, msg):
         out = self.out
@@ -186,11 +192,19 @@ class Service:
             self.log("warning: %d stored verdicts differ from the replay's now" % differ)
         if not out.empty():
             store.write(self.conn, out, self.floor.feeds)
+        self._state("connecting")
+
+    def _state(self, state):
+        if state != self.beat.state:
+            self.beat.set(state)
+            if self.on_state is not None:
+                self.on_state()
 
     def run(self):
         """Until stop(): read, take, commit, acknowledge."""
         c = self.client
         while not self.stopping:
+            self.beat.tick()
             if c.socket() is None:
                 if self.out is not None:
                     self._commit()  # stored; the broker delivers its messages again
@@ -249,6 +263,7 @@ class Service:
             self.client.disconnect()
             self.client.loop(timeout=0.1)
         self.conn.close()
+        self._state("stopped")
 
 
 def _no_delay(client):
@@ -271,6 +286,7 @@ def serve(opts):
 
         view = web.FloorView(opts.db, opts.cfg, opts.table, log=opts.log)
         svc.on_commit = lambda out: view.notify(out.touched, alarms=bool(out.alarms))
+        svc.on_state = lambda: view.notify([])  # each page says it at once
 
     def _term(signum, frame):
         svc.stopping = True

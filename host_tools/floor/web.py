@@ -35,7 +35,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import bottle
 
-from host_tools.floor import staff, store, views
+from host_tools.floor import liveness, staff, store, views
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATES = os.path.join(HERE, "templates")
@@ -45,6 +45,7 @@ SESSION_IDLE_S = 8 * 3600
 SESSION_MAX_S = 12 * 3600
 ANONYMOUS_MAX = 5000
 KEEPALIVE_S = 15.0
+HEALTH_S = 5.0  # each page's stream looks at the floor's liveness at least this often
 TID = "<tid:re:[A-Za-z0-9_-]{1,32}>"
 
 # Every page: no framing by other sites, no scripts but ours, nothing sniffed.
@@ -224,6 +225,8 @@ class FloorView:
             return fn(self.wconn, *args)
 
     def render(self, name, **kw):
+        if "page" in kw:  # a whole page: it says whether the floor is live
+            kw.setdefault("health", liveness.health(self.db))
         kw.setdefault("v", views)
         kw.setdefault("die", die_svg)
         kw.setdefault("tpl", self.render)
@@ -430,14 +433,16 @@ class FloorView:
     def api_tables(self):
         with self.reader() as conn:
             tiles = views.tiles(conn)
+        h = liveness.health(self.db)
         bottle.response.content_type = "application/json"
-        return json.dumps({"tables": [{
+        return json.dumps({"floor": {"live": h.live, "state": h.state, "text": h.text},
+                           "tables": [{
             "table": t.id, "online": t.online, "last_seen": t.last_seen, "state": t.state,
             "round": t.round, "open_alarms": t.open_alarms, "code": t.code,
             "code_approved": t.code_ok, "config": t.config, "config_approved": t.config_ok,
             "last_result": None if t.last is None else {
                 "round": t.last.round, "dice": t.last.dice, "void": t.last.void}}
-            for t in tiles]})
+                for t in tiles]})
 
     # ---- signing in, acknowledging --------------------------------------------------------
 
@@ -524,17 +529,28 @@ class FloorView:
                 pending = (self.hub.version, None, {"alarms", "audit"})
             else:
                 pending = self.hub.since(seen)
+            said = None  # the floor's liveness, said first thing (it may have changed)
+            quiet = time.monotonic()
             while True:
                 if pending is None:
                     try:
-                        pending = self.hub.wait(seen, KEEPALIVE_S)
+                        pending = self.hub.wait(seen, HEALTH_S)
                     except Closed:
                         return
                 v, tables, flags = pending
                 pending = None
+                h = liveness.health(self.db)
+                if h.key() != said:
+                    said = h.key()
+                    quiet = time.monotonic()
+                    yield "event: health\ndata: %s\n\n" % json.dumps(
+                        {"html": self.render("health.tpl", h=h)})
                 if v == seen:
-                    yield ": keepalive\n\n"
+                    if time.monotonic() - quiet >= KEEPALIVE_S:
+                        quiet = time.monotonic()
+                        yield ": keepalive\n\n"
                     continue
+                quiet = time.monotonic()
                 seen = v
                 try:
                     out = self._changes(conn, page, tid, tables, flags, csrf, user)

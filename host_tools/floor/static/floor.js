@@ -93,6 +93,21 @@
       if (el) el.innerHTML = JSON.parse(e.data).html;
       window.floorEvents++;
     });
+    es.addEventListener("health", function (e) {
+      var el = document.getElementById("health");
+      var h = fromHtml(JSON.parse(e.data).html);
+      if (el && h) el.replaceWith(h);
+      window.floorEvents++;
+    });
+    // The stream itself lost (the view's server gone): said until it is back.
+    es.addEventListener("error", function () {
+      var el = document.getElementById("stream-lost");
+      if (el) el.hidden = false;
+    });
+    es.addEventListener("open", function () {
+      var el = document.getElementById("stream-lost");
+      if (el) el.hidden = true;
+    });
     es.addEventListener("display", function (e) {
       var d = JSON.parse(e.data);
       var el = document.getElementById("display");

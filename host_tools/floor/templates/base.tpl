@@ -23,6 +23,10 @@
 </header>
 % end
 <main>
+% if get('health', None) is not None:
+{{!tpl('health.tpl', h=health)}}
+<div id="stream-lost" class="health health-alarm" role="status" hidden>This page has lost the floor view's server; retrying: what shows may be old.</div>
+% end
 {{!base}}
 </main>
 </body>
