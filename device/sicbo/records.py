@@ -38,6 +38,12 @@ PAYLOAD = const(8)  # the payload of every record but J_METERS
 REC_LEN = const(36)  # HEADER + PAYLOAD + CRC_LEN
 MIN_LEN = const(28)  # an empty payload
 MAX_LEN = const(1024)
+# The highest sequence number or round id a record may carry, and the most
+# a record may skip ahead after a gap: a CRC-valid record past them is damage
+# (RoundState.take), so that numbers stay small ints on the board and the
+# next record's never overflows its u32 (a forged 2**32 - 1 stopped every boot).
+MAX_ID = const(0x3FFF0000)
+MAX_SKIP = const(0xFFFF)
 FLAG_WALL = const(1)  # the wall field holds the RTC's time (else 0: never guessed)
 # The record carries a MAC (sicbo/chain.py, docs/tamper-evidence.md): MAC_LEN
 # bytes between its payload and its CRC, counted by the length field and

@@ -94,9 +94,14 @@ class RoundState:
         t = b[o + R.OFF_TYPE]
         code = check_payload(t, plain_len(b, o), b, o + R.HEADER)
         in_order = True
-        if self.seq:
+        rid = u32(b, o + R.OFF_ROUND)
+        if seq > R.MAX_ID or rid > R.MAX_ID:
+            # Numbers no table reaches (forged, or damaged with a good CRC):
+            # never followed, whatever the gap.
+            code = E.BAD_SEQ if seq > R.MAX_ID else E.BAD_ROUND
+            in_order = False
+        elif self.seq:
             # After the first record: the sequence and round ids follow on.
-            rid = u32(b, o + R.OFF_ROUND)
             nxt = self.round + 1 if t == R.J_ROUND else self.round
             bad = self.bad_seq
             if bad and (seq == bad + 1 or seq == self.seq + 2):
@@ -105,10 +110,10 @@ class RoundState:
                 # it, no more; the journal goes on from here, and no sequence
                 # number or round id of the journal is used again after boot.
                 gap = True
-            if not (seq == self.seq + 1 or gap):
+            if not (seq == self.seq + 1 or gap and seq - self.seq <= R.MAX_SKIP):
                 code = E.BAD_SEQ
                 in_order = False
-            elif not (rid == nxt or gap and rid >= nxt):
+            elif not (rid == nxt or gap and nxt <= rid <= nxt + R.MAX_SKIP):
                 code = E.BAD_ROUND
                 in_order = False
             elif not code and self.synced:
