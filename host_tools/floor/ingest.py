@@ -609,7 +609,11 @@ class Floor:
 
 
 def _is_int(v):
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    # A table's numbers are u32 (its sequence numbers, round ids, boots): a
+    # bigger one is not taken, since SQLite's integers stop at 2**63 and a
+    # store write that fails stops the service (a table's retained status
+    # did so at every restart, for every table).
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 0xFFFFFFFF
 
 
 def _is_range(m):

@@ -217,6 +217,10 @@ class Service:
             rc = c.loop(timeout=wait)
             if self.republish and self.connected:
                 self.republish = False
+                # What the tables are told is stored is what is committed: the
+                # messages this loop() took since the connection go in first.
+                if self.out is not None:
+                    self._commit()
                 self._publish_acks(self.floor.feeds.values(), force=True)
             out = self.out
             if out is not None and (self.taken == taken or out.n >= self.o.batch
@@ -246,7 +250,10 @@ class Service:
             self.log("%s: records %d..%d missing; acknowledged up to %d, waiting for them"
                      % (tid, first, last, first - 1))
         if self.connected:
-            self._publish_acks([self.floor.feeds[t] for t in out.touched])
+            # Every table that sent journal records is told where the floor
+            # stands, duplicates included: a table that sends again what is
+            # stored (its saved cursor behind) is set forward at once.
+            self._publish_acks([self.floor.feeds[t] for t in out.touched], force=True)
 
     def _publish_acks(self, feeds, force=False):
         for f in feeds:
