@@ -381,7 +381,7 @@ EQUIVALENT = (
     ("sicbo/config.py", "if i < 0 or code not in settable:", "`<` -> `<=` in `i < 0`",
      "index 0 (SMALL) is refused by `code not in settable` alike"),
     # link.table._saved_cursor: a saved 0 is returned as 0 by either branch.
-    ("link/table.py", "return v if 0 < v <= last else (last if v > last else 0)",
+    ("link/table.py", "return v if 0 < v <= last else 0",
      "`<` -> `<=` in `0 < v <= last`", "v == 0 gives 0 on both branches"),
     # startup.stage_link: the name only keeps link.plan's code on the heap
     # over link.table's import, two lines on (memory, not meaning).

@@ -142,6 +142,9 @@ class Client:
     def got_connack(self, now):
         pass
 
+    def got_suback(self, now):
+        pass
+
     def got_puback(self, pid, now):
         pass
 
@@ -294,8 +297,14 @@ class Client:
                 return FAILED
         if st == UP and not self._pend:
             while self._nacks and not self._pend:
-                self._nacks -= 1
-                self.send(self._ack, 0, mqtt.puback(self._ack, self._acks[self._nacks]), now)
+                # In the order the PUBLISHes came (MQTT 3.1.1, 4.6).
+                a = self._acks
+                pid = a[0]
+                n = self._nacks - 1
+                for i in range(n):
+                    a[i] = a[i + 1]
+                self._nacks = n
+                self.send(self._ack, 0, mqtt.puback(self._ack, pid), now)
             # A ping when the line has been quiet, either way, for half a
             # keepalive; at most one per half keepalive.
             half = self.ka_ms // 2
@@ -309,10 +318,28 @@ class Client:
     # ---- reading ------------------------------------------------------------
 
     def _pull(self, now):
-        # Everything the socket holds now, packet by packet.
+        # The packets the buffer holds, then everything the socket holds now,
+        # packet by packet. A QoS 1 PUBLISH waits in the buffer while _ACKS
+        # PUBACKs are owed (poll sends them, then reads on): under MQTT 3.1.1
+        # the broker sends one again only after a reconnection.
         p = self.parser
-        s = self._sock
-        while s is not None:
+        while True:
+            while True:
+                k = p.next()
+                if not k:
+                    break
+                if k < 0:
+                    self._fail(L_PROTOCOL, -k)
+                    return
+                if k == _PUBLISH and p.qos and self._nacks >= _ACKS:
+                    return
+                self._take(k, p, now)
+                if self.state == FAILED:
+                    return
+                p.drop()
+            s = self._sock
+            if s is None:
+                return
             try:
                 n = s.readinto(p.space())
             except Exception as e:  # noqa: BLE001
@@ -328,17 +355,6 @@ class Client:
                 return
             p.have += n
             self.last_rx = now
-            while True:
-                k = p.next()
-                if not k:
-                    break
-                if k < 0:
-                    self._fail(L_PROTOCOL, -k)
-                    return
-                self._take(k, p, now)
-                if self.state == FAILED:
-                    return
-                p.drop()
 
     def _take(self, k, p, now):
         buf = p.buf
@@ -357,11 +373,9 @@ class Client:
         elif k == _CONNACK:
             self._fail(L_PROTOCOL, _UNEXPECTED)
         elif k == _PUBLISH:
-            if p.qos:
-                if self._nacks < _ACKS:
-                    self._acks[self._nacks] = p.pid
-                    self._nacks += 1
-                # else: not acknowledged now; the broker sends it again
+            if p.qos and self._nacks < _ACKS:  # _pull holds it back while all are owed
+                self._acks[self._nacks] = p.pid
+                self._nacks += 1
             self.got_publish(p, now)
         elif k == _PUBACK:
             self.got_puback(p.pid, now)
@@ -372,6 +386,7 @@ class Client:
                 self._fail(L_SUBSCRIBE, buf[p.body + 2])
             else:
                 self.subscribed = True
+                self.got_suback(now)
         # PINGRESP: last_rx is all it is for
 
 

@@ -254,13 +254,17 @@ class Link(C.Client):
 
     def step(self, now):
         """One pass of the link; returns the ms until the next."""
+        # The cursor is saved whatever the connection does: the journal's
+        # rotation goes by it (the controller's link_pass), and a cursor
+        # acknowledged just before an outage is saved during it.
+        self._save(now)
         st = self.state
         if st == C.DOWN:
             last = self.source.last_seq()
             if self.cursor > last:
                 # A journal behind the saved cursor (lost, started again):
-                # send what it holds.
-                self.cursor = self.top = self._next = last
+                # send all it holds (the floor flags what conflicts).
+                self.cursor = self.top = self._next = 0
             left = time.ticks_diff(self._retry_t, now)
             if left > 0:
                 return left if left < 200 else 200
@@ -318,7 +322,6 @@ class Link(C.Client):
     def _came_up(self, now):
         self.is_up = True
         self._up_t = now
-        self._told_down = False
         # In flight at the cut: sent again first, with DUP and their packet
         # ids; then everything from the cursor.
         self._redo = 0
@@ -329,8 +332,6 @@ class Link(C.Client):
         self._head_sent = None
         self._head_due = self._head_of is not None
         self._ack_t = now
-        if self.on_up is not None:
-            self.on_up()
 
     # ---- sending ------------------------------------------------------------
 
@@ -463,6 +464,14 @@ class Link(C.Client):
             self._redo -= 1
 
     # ---- receiving ----------------------------------------------------------
+
+    def got_suback(self, now):
+        # Up once the ack topic is granted, not at CONNACK: a broker that
+        # refuses it (or drops the table before) at every attempt makes one
+        # outage, said once.
+        self._told_down = False
+        if self.on_up is not None:
+            self.on_up()
 
     def got_puback(self, pid, now):
         for i in range(self._n):

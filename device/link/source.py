@@ -90,8 +90,13 @@ class OutboxStore(JournalStore):
                     if u32(buf, o + R.OFF_SEQ) > seq:
                         break
                     o += k
-                elif o and got == size:
-                    break  # perhaps a record cut by the buffer's end: read from it
+                elif o and got == size and buf[o] == R.MAGIC and (
+                        got - o < R.OFF_LENGTH + 2
+                        or o + (buf[o + R.OFF_LENGTH] | (buf[o + R.OFF_LENGTH + 1] << 8)) > got):
+                    # A record's start whose length runs past the buffer's
+                    # end: read again from it. Anything else is damage,
+                    # stepped over here (not a whole buffer read per byte).
+                    break
                 else:
                     o += 1
             if o:

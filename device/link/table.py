@@ -36,14 +36,15 @@ def attach(ctl, plan):
 
 
 def _saved_cursor(path, last):
-    # link.outbox.write_cursor's file (a decimal and a newline); not above
-    # the journal's last record (a journal that starts again).
+    # link.outbox.write_cursor's file (a decimal and a newline); 0 above the
+    # journal's last record (a journal that starts again: all it holds is
+    # for the floor).
     try:
         with open(path) as f:
             v = int(f.read(16))
     except (OSError, ValueError):
         return 0
-    return v if 0 < v <= last else (last if v > last else 0)
+    return v if 0 < v <= last else 0
 
 
 class LinkedController(Controller):

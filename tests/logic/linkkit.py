@@ -158,10 +158,13 @@ def made_rig(base):
         def deliver(self, data, now):
             deliver(self, data, now)
 
-        def connack(self, now):
+        def connack(self, now, suback=False):
             self.step(now)  # DOWN -> CONNECTING
             self.deliver(b"\x20\x02\x00\x00", now)
             self.step(now)  # up: subscribe, status, head, publishes
+            if suback:  # the ack topic granted: the link says it is up
+                pid = self.sub_pid
+                self.deliver(bytes((0x90, 3, pid >> 8, pid & 0xFF, 1)), now)
 
     return Rig
 

@@ -76,7 +76,7 @@ def _source(n):
 
 def test_connects_subscribes_publishes_status_then_a_window_of_whole_batches():
     link = Rig(_source(100), "window", window=4, batch=512)
-    link.connack(0)
+    link.connack(0, suback=True)
     kinds = [pkt[0] >> 4 for pkt in link.sent]
     assert kinds[:2] == [8, 3]  # SUBSCRIBE (the ack topic), the status
     assert link.sent[0][-1] == 1 and b"sicbo/S1/T01/ack" in link.sent[0]  # QoS 1
@@ -142,7 +142,7 @@ def test_without_ack_it_goes_back_to_the_cursor():
 
 def test_after_a_reconnection_the_window_goes_again_with_dup_and_its_ids():
     link = Rig(_source(100), "dup", window=3)
-    link.connack(0)
+    link.connack(0, suback=True)
     first = link.journal()
     link.deliver(_puback(first[0][0]), 1)  # the first is through
     link.step(2)  # and one more goes
@@ -157,7 +157,9 @@ def test_after_a_reconnection_the_window_goes_again_with_dup_and_its_ids():
     link.step(100001)
     again = link.journal(n)
     assert [(p[0], p[1], p[4]) for p in again[:3]] == [(p[0], True, p[4]) for p in inflight]
-    assert linkkit.stats(link)["resent"] == 3 and link.ups == 2
+    assert linkkit.stats(link)["resent"] == 3 and link.ups == 1  # up: once subscribed
+    link.deliver(bytes((0x90, 3, link.sub_pid >> 8, link.sub_pid & 0xFF, 1)), 100002)
+    assert link.ups == 2
 
 
 def test_packet_ids_skip_those_in_flight_across_the_wrap():
@@ -192,12 +194,16 @@ def test_cursor_saved_atomically_and_read_back():
     assert read_cursor(link.cursor_path) == 14
     d = _dir("saved2")
     write_cursor(d + "/cursor", 999)
-    # a journal behind the file (lost, started again): from its end, once
-    # the link looks, before it connects
-    link = Rig(_source(50), "saved2", cursor_path=d + "/cursor")
+    # a journal behind the file (lost, started again): all it holds goes to
+    # the floor (which flags what conflicts with what it stored before), once
+    # the link looks, before it connects; and the cursor 0 is saved
+    link = Rig(_source(50), "saved2", cursor_path=d + "/cursor", save_ms=100)
     assert link.cursor == 999
     link.step(0)
-    assert link.cursor == link.top == 50
+    assert link.cursor == link.top == 0
+    link.connack(200, suback=True)
+    assert read_cursor(d + "/cursor") == 0
+    assert link.journal()[0][4][0] == 1  # from the journal's first record
 
 
 def test_the_saved_cursor_holds_when_the_journal_is_read_after_the_link_is_made():
