@@ -43,6 +43,10 @@ from sicbo.journal import u32
 
 MARK = 1024  # a chain's key kept every MARK sequence numbers walked (going back is cheap)
 RENUMBER = 16  # how far a changed sequence number is looked for
+# The records a segment starts with: a boot's first (J_BOOT; J_PROVISION
+# when it takes a provisioning), rotation's checkpoint (J_METERS), or what a
+# technician's access journals on a stopped table (sicbo.records.ACCESS).
+SEGMENT_STARTS = frozenset((R.J_BOOT, R.J_METERS) + tuple(R.ACCESS))
 FAILING = ("modified", "inserted", "deleted", "reordered", "renumbered", "replayed",
            "truncated", "rollback", "unauthenticated", "unverifiable", "unchecked")
 
@@ -421,8 +425,18 @@ def verify(found, stretches, store, head=None):
                            "provisioned_here": ident in {c for _s, c in provs}})
     first = min(it.seq for it in items)
     if first > 1:
-        rep.notes.append("the journal starts at seq %d: older records were rotated away"
-                         % first)
+        oldest = next(it for it in items if it.seq == first)
+        if oldest.type in SEGMENT_STARTS:
+            rep.notes.append("the journal starts at seq %d: older records were rotated away"
+                             % first)
+        else:
+            # Rotation deletes whole segments, and a segment starts with a
+            # boot, a checkpoint or a technician's access: records cut from
+            # the front of the oldest one were deleted, not rotated away.
+            rep.add("deleted", "the journal's oldest record, %s, does not start a segment (a "
+                    "boot, a meters checkpoint or a technician's access does): records before "
+                    "seq %d were deleted, not rotated away" % (_what(oldest), first), oldest,
+                    last_seq=first - 1)
     # 8. Against a head taken earlier.
     if head is not None:
         hs, hh = head

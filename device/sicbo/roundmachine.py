@@ -509,6 +509,7 @@ class RoundMachine(RoundState):
         missing ones read 0) (docs/journal.md, Reading and recovery rules).
         Returns the number of commands."""
         self._begin(now, wall)
+        last = self.last_rec  # the journal's last record, before this boot's
         if self.seq < self.bad_seq <= self.seq + 0xFFFF:
             # The journal ends in a damaged record numbered after the last
             # good one: this boot's records come after it (none reuses its
@@ -534,6 +535,8 @@ class RoundMachine(RoundState):
                 # result (J_DAMAGE held a round being paid).
                 self._void(E.V_DAMAGE)
                 return self.ncmd
+        if self._finish(last, before):
+            return self.ncmd
         if before == E.ST_SHAKING or before == E.ST_OPEN and self.resume_void:
             # A shake cut short: the dice may not have been shaken as Art. 2
             # requires, so betting never opens on it.
@@ -553,6 +556,46 @@ class RoundMachine(RoundState):
             self._lamps()
             self._show(E.M_RESUMED, self.state)
         return self.ncmd
+
+    def _finish(self, last, before):
+        # An event's records are one append; a cut may keep only its first
+        # ones, and the round's state is then the one before the event. What
+        # the last record began is done now, as the event would have done
+        # it: the hold of a reader that disagreed while paying; the void of
+        # a round whose alarm (a tamper, a sensor fault, the power cut, the
+        # journal's damage) was journaled, its J_VOID not. True if it did.
+        t = last & 0xFF
+        code = last >> 8
+        if t == R.J_READER:
+            if before != E.ST_PAYING or same(self.dice, self.reader):
+                return False
+            d = self.dice
+            r = self.reader
+            self._rec(R.J_HOLD, d[0], d[1], d[2], r[0], r[1], r[2])
+            self._lamps()
+            self._show(E.M_HOLD)
+            return True
+        if not E.ST_SHAKING <= before <= E.ST_RESULT:
+            return False
+        if t == R.J_DAMAGE:
+            self._rec(R.J_ALARM, E.R_DAMAGE, 0)  # cut off with the void: 0, how many unknown
+            reason = E.V_DAMAGE
+        elif t != R.J_ALARM:
+            return False
+        elif code == E.R_DAMAGE:
+            reason = E.V_DAMAGE
+        elif before > E.ST_OPEN:
+            return False
+        elif code == E.R_TAMPER_COVER or code == E.R_TAMPER_CLASP:
+            reason = E.V_TAMPER
+        elif code == E.R_SENSOR_FAULT:
+            reason = E.V_FAULT
+        elif code == E.R_POWER_CUT:
+            reason = E.V_POWER
+        else:
+            return False
+        self._void(reason)
+        return True
 
     def set_config(self, now, wall, config_id):
         """Journal J_CONFIG (config_id: the 6 bytes identifying the board and

@@ -48,6 +48,10 @@ class RoundState:
         # of a board whose clock is not set (startup.py).
         self.config_wall = None
         # Reading the journal.
+        # The last record applied: its type | its payload's first byte << 8
+        # (an alarm's code). A power cut may keep only the first records of
+        # an event's append: RoundMachine.resume finishes what they began.
+        self.last_rec = 0
         self.scanner = Scanner()
         self.synced = False  # the round's state is known (journal from seq 1, or a J_ROUND)
         self.duplicates = 0
@@ -169,6 +173,7 @@ class RoundState:
         set the round's state (a record of the round's procedure), False for
         one that only notes something (an alarm, a key turn, the meters)."""
         t = b[o + R.OFF_TYPE]
+        self.last_rec = t | (b[o + R.HEADER + R.P_CODE] << 8)
         self.seq = u32(b, o + R.OFF_SEQ)
         self.round = u32(b, o + R.OFF_ROUND)
         self.boot = b[o + R.OFF_BOOT] | (b[o + R.OFF_BOOT + 1] << 8)

@@ -234,6 +234,31 @@ def test_a_deleted_record_is_named(journals):
     assert code == 1 and "deleted" in kinds(rep) and "renumbered" in kinds(rep), kinds(rep)
 
 
+TYPE_BOOT = 1
+TYPE_ROUND = 2
+
+
+def test_records_cut_from_the_journal_s_front_are_named(journals):
+    recs = split(read(journals.a))
+    assert seq(recs[0]) == 1 and kind(recs[0]) == TYPE_PROVISION
+    # Every record before the first round's gone (the provisioning, the
+    # deploy's, the boot): the journal now starts with a record no segment
+    # starts with. Rotation deletes whole segments, so this is a deletion,
+    # not history rotated away.
+    i = [kind(r) for r in recs].index(TYPE_ROUND)
+    code, rep = verify(journals, join(recs[i:]))
+    assert code == 1 and kinds(rep) == ["deleted"], rep["findings"]
+    f = rep["findings"][0]
+    assert f["seq"] == seq(recs[i]) and f["last_seq"] == seq(recs[i]) - 1
+    assert "not rotated away" in f["text"]
+    # Cut where a segment starts (a later boot's J_BOOT): what rotation leaves.
+    boots = [i for i, r in enumerate(recs) if kind(r) == TYPE_BOOT and i > 0]
+    assert boots, "no later boot in the journal"
+    code, rep = verify(journals, join(recs[boots[-1]:]))
+    assert code == 0 and rep["findings"] == [], rep["findings"]
+    assert any("older records were rotated away" in n for n in rep["notes"]), rep["notes"]
+
+
 def test_records_reordered_are_named(journals):
     recs = split(read(journals.a))
     i = results(recs)[0]
