@@ -535,7 +535,42 @@ class RoundMachine(RoundState):
                 # result (J_DAMAGE held a round being paid).
                 self._void(E.V_DAMAGE)
                 return self.ncmd
-        if self._finish(last, before):
+        # An event's records are one append; a cut may keep only its first
+        # ones, and the round's state is then the one before the event. What
+        # the last record began is done now, as the event would have done
+        # it: the hold of a reader that disagreed while paying; the void of
+        # a round whose alarm (a tamper, a sensor fault, the power cut, the
+        # journal's damage) was journaled, its J_VOID not. Inline: a method
+        # and its arguments' names would take the provisioned table's
+        # interned names past 620, where MicroPython adds a 4.4 KiB pool.
+        t = last & 0xFF
+        code = last >> 8
+        if t == R.J_READER and before == E.ST_PAYING and not same(self.dice, self.reader):
+            d = self.dice
+            r = self.reader
+            self._rec(R.J_HOLD, d[0], d[1], d[2], r[0], r[1], r[2])
+            self._lamps()
+            self._show(E.M_HOLD)
+            return self.ncmd
+        reason = 0
+        if E.ST_SHAKING <= before <= E.ST_RESULT:
+            if t == R.J_DAMAGE:
+                self._rec(R.J_ALARM, E.R_DAMAGE, 0)  # cut off with the void: how many unknown
+                reason = E.V_DAMAGE
+            elif t != R.J_ALARM:
+                pass
+            elif code == E.R_DAMAGE:
+                reason = E.V_DAMAGE
+            elif before > E.ST_OPEN:
+                pass
+            elif code == E.R_TAMPER_COVER or code == E.R_TAMPER_CLASP:
+                reason = E.V_TAMPER
+            elif code == E.R_SENSOR_FAULT:
+                reason = E.V_FAULT
+            elif code == E.R_POWER_CUT:
+                reason = E.V_POWER
+        if reason:
+            self._void(reason)
             return self.ncmd
         if before == E.ST_SHAKING or before == E.ST_OPEN and self.resume_void:
             # A shake cut short: the dice may not have been shaken as Art. 2
@@ -556,46 +591,6 @@ class RoundMachine(RoundState):
             self._lamps()
             self._show(E.M_RESUMED, self.state)
         return self.ncmd
-
-    def _finish(self, last, before):
-        # An event's records are one append; a cut may keep only its first
-        # ones, and the round's state is then the one before the event. What
-        # the last record began is done now, as the event would have done
-        # it: the hold of a reader that disagreed while paying; the void of
-        # a round whose alarm (a tamper, a sensor fault, the power cut, the
-        # journal's damage) was journaled, its J_VOID not. True if it did.
-        t = last & 0xFF
-        code = last >> 8
-        if t == R.J_READER:
-            if before != E.ST_PAYING or same(self.dice, self.reader):
-                return False
-            d = self.dice
-            r = self.reader
-            self._rec(R.J_HOLD, d[0], d[1], d[2], r[0], r[1], r[2])
-            self._lamps()
-            self._show(E.M_HOLD)
-            return True
-        if not E.ST_SHAKING <= before <= E.ST_RESULT:
-            return False
-        if t == R.J_DAMAGE:
-            self._rec(R.J_ALARM, E.R_DAMAGE, 0)  # cut off with the void: 0, how many unknown
-            reason = E.V_DAMAGE
-        elif t != R.J_ALARM:
-            return False
-        elif code == E.R_DAMAGE:
-            reason = E.V_DAMAGE
-        elif before > E.ST_OPEN:
-            return False
-        elif code == E.R_TAMPER_COVER or code == E.R_TAMPER_CLASP:
-            reason = E.V_TAMPER
-        elif code == E.R_SENSOR_FAULT:
-            reason = E.V_FAULT
-        elif code == E.R_POWER_CUT:
-            reason = E.V_POWER
-        else:
-            return False
-        self._void(reason)
-        return True
 
     def set_config(self, now, wall, config_id):
         """Journal J_CONFIG (config_id: the 6 bytes identifying the board and

@@ -3,7 +3,7 @@
 # journal then says what the event began, the round's state is the one before
 # it, and the resume must finish it as the event would have (found in
 # review: the round was paid, or betting reopened, on what the event had
-# refused). Every case here was seen failing before RoundMachine._finish.
+# refused). Every case here was seen failing before the resume finished them.
 from roundkit import Rig, booted, forge, make_cfg
 from sicbo import events as E
 from sicbo import records as R
