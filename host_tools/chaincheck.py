@@ -45,8 +45,10 @@ MARK = 1024  # a chain's key kept every MARK sequence numbers walked (going back
 RENUMBER = 16  # how far a changed sequence number is looked for
 # The records a segment starts with: a boot's first (J_BOOT; J_PROVISION
 # when it takes a provisioning), rotation's checkpoint (J_METERS), or what a
-# technician's access journals on a stopped table (sicbo.records.ACCESS).
-SEGMENT_STARTS = frozenset((R.J_BOOT, R.J_METERS) + tuple(R.ACCESS))
+# technician's access journals on a stopped table, each session a segment of
+# its own (sicbo.records.ACCESS, and the J_FAULT that clearing a fault
+# journals through it: device/access.py, diag).
+SEGMENT_STARTS = frozenset((R.J_BOOT, R.J_METERS, R.J_FAULT) + tuple(R.ACCESS))
 FAILING = ("modified", "inserted", "deleted", "reordered", "renumbered", "replayed",
            "truncated", "rollback", "unauthenticated", "unverifiable", "unchecked")
 

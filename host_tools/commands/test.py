@@ -30,6 +30,7 @@ HELP = "run the logic tests under CPython, the local unix port, or on a board (-
 
 LOGIC = os.path.join(REPO, "tests", "logic")
 BOARD_ROOT = "/t"
+PROBE_PATHS = 64  # board paths per probe (copy_tests)
 _COUNTS = re.compile(r"^(\d+) passed, (\d+) failed\s*$", re.M)
 
 
@@ -132,12 +133,18 @@ def copy_tests(mp):
 
     sources = _sources()
     paths = [rel for rel, _, _ in sources]
-    info = dp.probe(mp, paths)
+    # The board compiles each probe's source, the paths' list in it: a few
+    # dozen at a time, so that the tests' number never outgrows its heap (at
+    # about 230 paths one probe's source no longer compiled on the virtual
+    # board's heap).
+    on_board = {}
+    for i in range(0, len(paths), PROBE_PATHS):
+        info = dp.probe(mp, paths[i:i + PROBE_PATHS])
+        on_board.update(info["hashes"])
     args = dp.compiler_args(info.get("mpy"), dp.mpy_cross_default_version())
     arch = dp.mpy_version_of(info["mpy"])[2]
     with tempfile.TemporaryDirectory(prefix="sicbo-test-") as tmp:
         staged = dp.compile_tree(sources, tmp, args, arch)
-        on_board = info["hashes"]
         changed = [rel for rel in staged if on_board.get(rel) != dp.sha256_file(staged[rel])]
         # only under /t: the probe also hashes the deployed firmware's files
         stale = sorted(p for p in on_board

@@ -117,17 +117,27 @@ def test_a_journal_that_rotation_cut_verifies_from_a_checkpoint(tmp_path):
     recs, ch = _journal(8, rotate_at=(3, 6), chain=C.Chain(ks.provisioning_file(prov)))
     cps = [i for i, r in enumerate(recs) if r[1] == R.J_METERS]
     assert len(cps) == 2
-    kept = recs[cps[0] - 5:]  # the oldest segments deleted: no J_PROVISION, a few records first
+    # The oldest segments deleted: the journal starts with the checkpoint
+    # that heads its oldest segment (rotation deletes whole segments).
+    kept = recs[cps[0]:]
     rep = chaincheck.verify([("j", i, r) for i, r in enumerate(kept)], [], ks,
                             (ch.head, bytes(ch.link)))
     assert rep.verified and rep.head_check == "ok", rep.findings
     assert rep.head == (ch.head, bytes(ch.link))
     assert any("rotated away" in n for n in rep.notes)
+    # A journal that starts a few records before a checkpoint, in the middle
+    # of a segment, had records deleted from its front: named, though every
+    # record it holds verifies.
+    kept = recs[cps[0] - 5:]
+    rep = chaincheck.verify([("j", i, r) for i, r in enumerate(kept)], [], ks,
+                            (ch.head, bytes(ch.link)))
+    assert [f["kind"] for f in rep.findings] == ["deleted"], rep.findings
+    assert rep.head_check == "ok" and not rep.verified
     # A record before the first checkpoint altered is still named.
     kept[1] = poke(kept[1], R.HEADER + 1, 7)
     rep = chaincheck.verify([("j", i, r) for i, r in enumerate(kept)], [], ks)
-    assert [f["kind"] for f in rep.findings] == ["modified"] and rep.findings[0]["seq"] == seq(
-        kept[1])
+    assert [f["kind"] for f in rep.findings] == ["modified", "deleted"]
+    assert rep.findings[0]["seq"] == seq(kept[1])
 
 
 def test_a_checkpoint_that_its_records_do_not_lead_to_is_a_rollback(tmp_path):
