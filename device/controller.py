@@ -274,6 +274,12 @@ class Controller:
         if late >= 0 and not self.late_told:
             self.late_told = True
             self.faults.contain(RuntimeError("task %s late" % wd.name(late)), E.F_WATCHDOG, late)
+        if self.late_told:
+            # Contained (outputs off, the round voided, the fault lamps): never
+            # fed again, even if the task reports once more, so that the WDT
+            # resets the board as a late task must (a table that played on,
+            # fed, would name no later stall).
+            return False
         return wd.feed(now)
 
     # ---- boot ----------------------------------------------------------------------

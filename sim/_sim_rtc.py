@@ -18,10 +18,21 @@ _rtc_ticks = 0
 _rtc_ms = 0
 
 
+def _mark():
+    # Where the RTC counts from: the manual clock's unwrapped total (ticks
+    # wrap at 2**30 ms, 12.4 days, and their differences past 2**29; a real
+    # RTC counts on), or the host's ticks on the real clock.
+    return _m.sim_ticks_ms() if _m._real else _m._elapsed
+
+
+def _since(mark):
+    return _tdiff(_m.sim_ticks_ms(), mark) if _m._real else _m._elapsed - mark
+
+
 def _reset():
     global _rtc_base, _rtc_ticks, _rtc_ms
     _rtc_base = 0
-    _rtc_ticks = _m.sim_ticks_ms()
+    _rtc_ticks = _mark()
     _rtc_ms = 0
 
 
@@ -53,7 +64,7 @@ class RTC:
     def datetime(self, dt=None):
         global _rtc_base, _rtc_ticks, _rtc_ms
         if dt is None:
-            el = _tdiff(_m.sim_ticks_ms(), _rtc_ticks) + _rtc_ms
+            el = _since(_rtc_ticks) + _rtc_ms
             s = _rtc_base + el // 1000
             days = s // 86400
             r = s - days * 86400
@@ -73,7 +84,7 @@ class RTC:
         if _civil(_days(y, m, d)) != (y, m, d):
             raise ValueError("RTC: %d-%02d-%02d is not a date" % (y, m, d))
         _rtc_base = _days(y, m, d) * 86400 + dt[4] * 3600 + dt[5] * 60 + dt[6]
-        _rtc_ticks = _m.sim_ticks_ms()
+        _rtc_ticks = _mark()
         _rtc_ms = 0
         if _KEEP and _m._real:
             try:
@@ -99,7 +110,7 @@ def _restore():
     except (OSError, ValueError):
         return
     _rtc_base = int(time.time()) - _UNIX_2000 + offset
-    _rtc_ticks = _m.sim_ticks_ms()
+    _rtc_ticks = _mark()
 
 
 _restore()

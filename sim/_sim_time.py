@@ -207,6 +207,7 @@ def sim_advance(ms):
         _m._now = now
         _fire_due(now)
     _m._now = end
+    _m._elapsed += ms
     _dispatch()
 
 

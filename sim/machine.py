@@ -163,6 +163,7 @@ _t_obj = [None] * 4
 
 _real = False
 _now = 0
+_elapsed = 0  # ms the manual clock has advanced, unwrapped (the simulated RTC's count)
 _resets = []
 _cause = PWRON_RESET
 

@@ -158,7 +158,8 @@ class WallClock:
     def seconds(self, now):
         if self._base is None:
             return None
-        if time.ticks_diff(now, self._base_ticks) >= _REREAD_MS:
+        d = time.ticks_diff(now, self._base_ticks)
+        if d < 0 or d >= _REREAD_MS:  # below 0: read 2**29 ms or more ago (a quiet week)
             self.refresh(now)
             if self._base is None:
                 return None

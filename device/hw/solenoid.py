@@ -117,7 +117,10 @@ class Solenoid:
             return True
         if now is None:
             now = self._ticks()
-        return time.ticks_diff(now, self._last_off) >= self.rest_ms
+        # _last_off is never ahead: below 0 it is 2**29 ms or more ago (the
+        # ticks wrapped; a table left for a week), long rested.
+        d = time.ticks_diff(now, self._last_off)
+        return d < 0 or d >= self.rest_ms
 
     def update(self, now=None):
         """Advances the train. Returns the ms until the next call is due, or
@@ -160,9 +163,9 @@ class Solenoid:
         else:
             gap = self.rest_ms if self._first else self._gap
         if self._ever_off:
-            wait = gap - time.ticks_diff(now, self._last_off)
-            if wait > 0:
-                return wait
+            d = time.ticks_diff(now, self._last_off)  # below 0: long ago (see ready)
+            if 0 <= d < gap:
+                return gap - d
         self._fire(now)
         return self._pull_in if self._hold else self._on_ms
 

@@ -174,7 +174,8 @@ class Switches:
                 moves = h if h else 1
                 raw_lv[i] = raw
                 self._changed[i] = now
-                if time.ticks_diff(now, self._window[i]) >= self.chatter_window_ms:
+                w = time.ticks_diff(now, self._window[i])
+                if w < 0 or w >= self.chatter_window_ms:  # below 0: a window 2**29 ms old
                     self._window[i] = now
                     self._count[i] = 0
                 c = self._count[i] + moves

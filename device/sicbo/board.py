@@ -58,9 +58,9 @@ TIMINGS = {
     "chatter_limit": (10, 2, 250),
     "chatter_window_ms": (1000, 10, 60000),
     "pulse_count": (3, 1, 20),
-    "pulse_on_ms": (60, 1, 1000),
+    "pulse_on_ms": (60, 1, 980),  # at most max_on_ms - PULSE_MARGIN_MS
     "pulse_off_ms": (250, 0, 10000),
-    "max_on_ms": (200, 10, 1000),
+    "max_on_ms": (200, 21, 1000),  # at least a 1 ms pulse and PULSE_MARGIN_MS
     "rest_ms": (150, 0, 10000),
     "hold_percent": (0, 0, 95),
     "pull_in_ms": (0, 0, 1000),
@@ -70,6 +70,9 @@ TIMINGS = {
     "watchdog_ms": (8000, 1000, 60000),
 }
 
+# A solenoid pulse ends at least this long before the coil's hard limit
+# (max_on_ms): the task that ends it may be late by that much.
+PULSE_MARGIN_MS = 20
 _NO_GPIO = (20, 24, 28, 29, 30, 31)
 _FLASH = (6, 7, 8, 9, 10, 11)
 _MAX_GPIO = 39
@@ -381,9 +384,12 @@ def _parse_timings(obj):
     if t["chatter_window_ms"] <= t["debounce_ms"]:
         raise ConfigError("timings.chatter_window_ms", "must be longer than debounce_ms (%d)"
                           % t["debounce_ms"])
-    if t["pulse_on_ms"] > t["max_on_ms"]:
-        raise ConfigError("timings.pulse_on_ms", "%d is longer than max_on_ms (%d), the "
-                          "coil's hard limit" % (t["pulse_on_ms"], t["max_on_ms"]))
+    if t["pulse_on_ms"] + PULSE_MARGIN_MS > t["max_on_ms"]:
+        # The pulse is ended by the shaker's task, the hard limit by a timer:
+        # a pulse as long as the limit was cut by it at every shake, a fault.
+        raise ConfigError("timings.pulse_on_ms", "%d must end at least %d ms before "
+                          "max_on_ms (%d), the coil's hard limit" % (
+                              t["pulse_on_ms"], PULSE_MARGIN_MS, t["max_on_ms"]))
     if t["pulse_off_ms"] < t["rest_ms"]:
         raise ConfigError("timings.pulse_off_ms", "%d is shorter than rest_ms (%d), the "
                           "coil's minimum rest" % (t["pulse_off_ms"], t["rest_ms"]))

@@ -42,7 +42,7 @@ def _timings(name, value):
     elif name == "pulse_on_ms":
         t["max_on_ms"] = 1000
     elif name == "max_on_ms":
-        t["pulse_on_ms"] = 10
+        t["pulse_on_ms"] = 1
     elif name == "rest_ms":
         t["pulse_off_ms"] = 10000
     elif name == "pulse_off_ms":
@@ -51,7 +51,7 @@ def _timings(name, value):
         t["pull_in_ms"] = 1
     elif name == "pull_in_ms" and value:
         t["hold_percent"] = 50
-        t["pulse_on_ms"] = 1000
+        t["pulse_on_ms"] = 980
         t["max_on_ms"] = 1000
     return t
 
@@ -62,7 +62,7 @@ def test_every_timing_accepted_at_its_ends_refused_past_them():
         assert low <= default <= high, name
         for value in (low, high):
             if name == "pull_in_ms" and value == high:
-                value = high - 1  # below pulse_on_ms, at most 1000
+                value = 979  # below pulse_on_ms, at most 980
             if name == "hold_percent" and value == low:
                 value = 0
             t = _timings(name, value)
@@ -80,7 +80,7 @@ def test_every_timing_accepted_at_its_ends_refused_past_them():
 
 def test_timing_ranges_are_the_documented_ones():
     # The coil's and the shaker's limits, as docs/board-files.md gives them.
-    assert board.TIMINGS["max_on_ms"] == (200, 10, 1000)
+    assert board.TIMINGS["max_on_ms"] == (200, 21, 1000)
     assert board.TIMINGS["rest_ms"] == (150, 0, 10000)
     assert board.TIMINGS["electric_run_ms"] == (3000, 100, 30000)
     assert board.TIMINGS["pulse_count"] == (3, 1, 20)
@@ -92,8 +92,11 @@ def test_timings_tied_together():
     assert ok(_board(timings={"debounce_ms": 50, "chatter_window_ms": 50})) == \
         "timings.chatter_window_ms"
     assert ok(_board(timings={"debounce_ms": 50, "chatter_window_ms": 51})) is None
-    assert ok(_board(timings={"pulse_on_ms": 201, "max_on_ms": 200})) == "timings.pulse_on_ms"
-    assert ok(_board(timings={"pulse_on_ms": 200, "max_on_ms": 200})) is None
+    # A pulse ends PULSE_MARGIN_MS before the coil's hard limit at the latest:
+    # as long as it, the hard-off timer cut every pulse, a fault each shake.
+    assert ok(_board(timings={"pulse_on_ms": 200, "max_on_ms": 200})) == "timings.pulse_on_ms"
+    assert ok(_board(timings={"pulse_on_ms": 181, "max_on_ms": 200})) == "timings.pulse_on_ms"
+    assert ok(_board(timings={"pulse_on_ms": 180, "max_on_ms": 200})) is None
     assert ok(_board(timings={"pulse_off_ms": 149, "rest_ms": 150})) == "timings.pulse_off_ms"
     assert ok(_board(timings={"pulse_off_ms": 150, "rest_ms": 150})) is None
     assert ok(_board(timings={"hold_percent": 4, "pull_in_ms": 10})) == "timings.hold_percent"
