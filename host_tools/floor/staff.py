@@ -176,11 +176,12 @@ def sign_in(conn, name, password, remote):
     if isinstance(name, str) and NAME_RE.match(name):
         row = conn.execute("SELECT kdf, disabled FROM users WHERE name=?", (name,)).fetchone()
     ok = check_password(password, row[0] if row else _DUMMY) and row is not None and not row[1]
-    shown = name if isinstance(name, str) and NAME_RE.match(name) else None
+    # A name that is no account is not kept: it is often the password typed
+    # in the wrong field, and the audit trail is open to every viewer.
+    shown = name if row is not None else None
     why = ("signed in" if ok else "no such account" if row is None
            else "account disabled" if row[1] else "wrong password")
-    audit(conn, shown, "sign-in" if ok else "sign-in-failed", None, None,
-          why if shown else "%s (name %r)" % (why, str(name)[:40]), remote)
+    audit(conn, shown, "sign-in" if ok else "sign-in-failed", None, None, why, remote)
     return name if ok else None
 
 
@@ -225,6 +226,11 @@ def acknowledge(conn, alarm_id, user, note, remote):
     now = time.time()
     conn.execute("BEGIN IMMEDIATE")
     try:
+        # The account as it is now, in the same transaction: a session signed
+        # in before `users disable` (another process) acknowledges nothing.
+        acct = conn.execute("SELECT disabled FROM users WHERE name=?", (user,)).fetchone()
+        if acct is None or acct[0]:
+            raise StaffError("the account %s is disabled or gone: sign in again" % user)
         row = conn.execute("SELECT table_id, kind, text FROM alarms WHERE id=?",
                            (alarm_id,)).fetchone()
         if row is None:

@@ -433,9 +433,11 @@ class Report:
             self.alarm_kinds[a.kind] = self.alarm_kinds.get(a.kind, 0) + 1
 
     def csv(self):
-        """section,key,value,detail rows."""
+        """section,key,value,detail rows; a text cell that a spreadsheet would
+        take for a formula (=, +, -, @, a tab or a carriage return first: a
+        table id, an alarm's text, a staff member's note) starts with a '."""
         out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
+        w = _SafeWriter(csv.writer(out, lineterminator="\n"))
         w.writerow(["section", "key", "value", "detail"])
         w.writerow(["report", "table", self.table_id, ""])
         w.writerow(["report", "day", self.day, "UTC"])
@@ -459,3 +461,17 @@ class Report:
                 a.text, "open" if a.open else "acknowledged by %s: %s" % (a.ack_user,
                                                                          a.ack_note))])
         return out.getvalue()
+
+
+class _SafeWriter:
+    """A csv writer whose text cells never start a formula (see Report.csv)."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def writerow(self, row):
+        self.w.writerow([("'" + c) if isinstance(c, str) and c[:1] in _FORMULA else c
+                         for c in row])
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")

@@ -259,8 +259,13 @@ class FloorView:
                 p = urllib.parse.urlsplit(ref)
                 origin = "%s://%s" % (p.scheme, p.netloc)
         if not origin or not host or origin != own:
+            # Kept short in the audit trail (append-only): a header is the
+            # sender's to make as long as it likes.
+            shown = origin or "not given"
+            if len(shown) > 80:
+                shown = shown[:80] + "..."
             raise Refused(403, "refused: the request did not come from a page of this site "
-                               "(origin %s)" % (origin or "not given"))
+                               "(origin %s)" % shown)
 
     def protected(self, need_user=False):
         """The session of a POST that may change something, or Refused."""
@@ -269,7 +274,10 @@ class FloorView:
             s = self.sessions.get(bottle.request.get_cookie(COOKIE))
             if s is None:
                 raise Refused(403, "refused: no session (cookies are needed; sign in first)")
-            token = bottle.request.forms.get("csrf") or ""
+            try:
+                token = bottle.request.forms.get("csrf") or ""
+            except ValueError:  # a body Bottle cannot read (a bad Content-Length)
+                raise Refused(400, "refused: the request's body could not be read") from None
             if not hmac.compare_digest(token.encode("utf-8", "replace"),
                                        s.csrf.encode("ascii")):
                 raise Refused(403, "refused: the form's token does not match this session "
@@ -311,13 +319,18 @@ class FloorView:
         app.route("/audit", "GET", self.audit_page)
         app.route("/table/%s" % TID, "GET", self.table_page)
         app.route("/table/%s/display" % TID, "GET", self.display_page)
-        app.route("/table/%s/round/<rid:int>" % TID, "GET", self.round_page)
-        app.route("/table/%s/round/<rid:int>.json" % TID, "GET", self.round_json)
+        # Numbers of at most 10 digits (a u32): a longer one is no page (404),
+        # not an integer SQLite cannot take (500).
+        app.route("/table/%s/round/<rid:re:[0-9]{1,10}>" % TID, "GET",
+                  lambda tid, rid: self.round_page(tid, int(rid)))
+        app.route("/table/%s/round/<rid:re:[0-9]{1,10}>.json" % TID, "GET",
+                  lambda tid, rid: self.round_json(tid, int(rid)))
         app.route("/table/%s/report/<day>" % TID, "GET", self.report_page)
         app.route("/signin", "GET", self.signin_form)
         app.route("/signin", "POST", self.signin)
         app.route("/signout", "POST", self.signout)
-        app.route("/alarms/<aid:int>/ack", "POST", self.ack)
+        app.route("/alarms/<aid:re:[0-9]{1,10}>/ack", "POST",
+                  lambda aid: self.ack(int(aid)))
         app.route("/events", "GET", self.events)
         app.route("/api/tables", "GET", self.api_tables)
         app.route("/static/<name:re:[a-z0-9_.-]+>", "GET",
@@ -327,6 +340,22 @@ class FloorView:
         def _missing(err):
             return self.render("message.tpl", title="Not found", page="message", user=None,
                                csrf="", path="/", version=0, text="no such page", back="/")
+
+        @app.error(400)
+        @app.error(500)
+        def _failed(err):
+            # A request the view could not take (a malformed body, a store it
+            # could not read): said in one line, with the pages' headers.
+            for k, v in SECURITY_HEADERS.items():
+                bottle.response.set_header(k, v)
+            if err.status_code == 500:
+                self.log("web: %s %s failed: %s" % (bottle.request.method, bottle.request.path,
+                                                     err.exception))
+            return self.render("message.tpl", title="Refused" if err.status_code == 400
+                               else "Failed", page="message", user=None, csrf="", path="/",
+                               version=0, text="the request could not be taken" if
+                               err.status_code == 400 else "the page could not be made; the "
+                               "floor service's log says why", back="/")
 
         return app
 
