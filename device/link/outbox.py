@@ -297,8 +297,7 @@ class Link(C.Client):
             self._pump(now)
             if self.state == C.FAILED:
                 self._lost(now, self.fault, self.detail)
-        self._save(now)
-        return self.tick_ms
+        return self.tick_ms  # a cursor moved in this pass is saved by the next
 
     def _lost(self, now, code, detail):
         was_up = self.is_up

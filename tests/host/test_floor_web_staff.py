@@ -113,6 +113,17 @@ def test_the_audit_trail_acknowledgements_and_approvals_cannot_be_edited(store_d
         staff.acknowledge(conn, aid + 1, "ivan", "  ", None)
 
 
+def _sign_in(v, form, cookie):
+    """The sign-in's answer, not followed (its redirect, as an HTTPError:
+    code, headers; Set-Cookie holds the new session)."""
+    req = urllib.request.Request(v.url + "signin", method="POST",
+                                 data=urllib.parse.urlencode(form).encode(),
+                                 headers={"Cookie": cookie, "Origin": v.url.rstrip("/")})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.build_opener(NoRedirect).open(req)
+    return e.value
+
+
 def _session(v):
     """An anonymous session's cookie and token, as a browser gets them."""
     _s, body, headers = get(v.url + "signin")
@@ -166,12 +177,8 @@ def test_what_a_hostile_or_malformed_request_gets(view):
     # A session signed in before its account was disabled acknowledges nothing.
     cookie, token = _session(view)
     good = {"name": "carol", "password": "carol-password", "csrf": token, "next": "/"}
-    req = urllib.request.Request(view.url + "signin", method="POST",
-                                 data=urllib.parse.urlencode(good).encode(),
-                                 headers={"Cookie": cookie, "Origin": own})
-    with pytest.raises(urllib.error.HTTPError) as e:
-        urllib.request.build_opener(NoRedirect).open(req)
-    cookie = e.value.headers["Set-Cookie"].split(";")[0]
+    e = _sign_in(view, good, cookie)
+    cookie = e.headers["Set-Cookie"].split(";")[0]
     token = get(view.url, cookie=cookie)[1].split('name="csrf" content="')[1].split('"')[0]
     aid = conn.execute("SELECT id FROM alarms WHERE id NOT IN (SELECT alarm_id FROM acks)"
                        " ORDER BY id").fetchone()[0]
@@ -206,13 +213,9 @@ def test_a_signed_in_user_acknowledges_and_the_page_cannot_edit_the_trail(view):
     own = view.url.rstrip("/")
     cookie, token = _session(view)
     good = {"name": "carol", "password": "carol-password", "csrf": token, "next": "/"}
-    req = urllib.request.Request(view.url + "signin", method="POST",
-                                 data=urllib.parse.urlencode(good).encode(),
-                                 headers={"Cookie": cookie, "Origin": own})
-    with pytest.raises(urllib.error.HTTPError) as e:
-        urllib.request.build_opener(NoRedirect).open(req)
-    assert e.value.code == 303 and e.value.headers["Location"].endswith("/")
-    signed = e.value.headers["Set-Cookie"].split(";")[0]
+    e = _sign_in(view, good, cookie)
+    assert e.code == 303 and e.headers["Location"].endswith("/")
+    signed = e.headers["Set-Cookie"].split(";")[0]
     assert signed != cookie
     _s, body, _h = get(view.url, cookie=signed)
     token3 = body.split('name="csrf" content="')[1].split('"')[0]

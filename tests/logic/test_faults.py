@@ -207,12 +207,19 @@ def test_without_a_watchdog_a_task_that_dies_is_named_by_its_row():
     assert found[0].p(2) == task_id("reader")
 
 
-def test_a_late_task_is_named_before_the_watchdog_resets():
-    t = Table()
+def _watched(t):
+    """The table's watchdog with every task of controller.TASKS registered
+    now (as the controller's loop registers them): (watchdog, now)."""
     wd = t.hw.watchdog
     now = t.now()
     for name, _period, _step in controller.TASKS:
         wd.register(name, E.TASK_DEADLINE_MS, now)
+    return wd, now
+
+
+def test_a_late_task_is_named_before_the_watchdog_resets():
+    t = Table()
+    wd, now = _watched(t)
     for task in (0, 1):
         wd.alive(task, now + E.TASK_DEADLINE_MS + 100)
     late = now + E.TASK_DEADLINE_MS + 200
@@ -426,3 +433,37 @@ def test_a_module_that_fails_to_load_is_named_with_its_file_in_the_fault():
         os.remove(d + "/bellx.py")
         os.rmdir(d)
 
+
+
+def test_a_task_late_once_is_contained_and_the_board_is_reset_all_the_same():
+    # Found in review, seen failing before the fix: a task late once was
+    # contained (outputs off, the round voided, J_FAULT), then fed again when
+    # it reported once more; the table played on with its fault lamps
+    # overwritten, and a later real stall was named by no J_FAULT.
+    t = Table()
+    wd, _now = _watched(t)
+    t.close_dome()
+    t.set("shake", 1)
+    t.run(30)  # the shake: the first pulse is on
+    for i in range(len(controller.TASKS)):
+        wd.alive(i, t.now())
+    assert t.state() == E.ST_SHAKING and machine.sim_output(SOLENOID) == 1
+    # The loop held past the tasks' deadline by one blocking pass.
+    machine.sim_advance(E.TASK_DEADLINE_MS + 100)
+    late = t.now()
+    assert t.ctl.watch(late) is False
+    assert machine.sim_output(SOLENOID) == 0  # contained: the coil off
+    assert [r for r in t.journal() if r.type == R.J_FAULT]
+    # The tasks report again: still never fed, and the WDT resets the board.
+    for i in range(len(controller.TASKS)):
+        wd.alive(i, late + 5)
+    assert t.ctl.watch(late + 10) is False
+    resets = len(machine.sim_resets())
+    for _ in range(40):
+        machine.sim_advance(500)
+        for i in range(len(controller.TASKS)):
+            wd.alive(i, t.now())
+        assert t.ctl.watch(t.now()) is False
+        if len(machine.sim_resets()) > resets:
+            break
+    assert len(machine.sim_resets()) > resets
