@@ -5,10 +5,13 @@
 # diag read them here; neither keeps this module once it has what it needs.
 
 import json
+import os
 
 from faults import BOARD_FILE, JOURNAL_DIR, TABLE_FILE  # noqa: F401 - the board's, re-exported
+from micropython import const
 
 CACHE_NAME = "config.cache"  # beside the board file
+_FILE_MAX = const(16384)  # sicbo.config.FILE_MAX (folded here: no name at every boot)
 
 # The file parsers and what only they use: done with once the files are read
 # and the settlement table built (memory.forget).
@@ -17,6 +20,12 @@ PARSERS = ("sicbo.board", "sicbo.config", "sicbo.areas", "sicbo.cache", "sicbo.c
 
 
 def read_json(path):
+    # The size first: a file past FILE_MAX is refused, not parsed into a
+    # MemoryError (the host's check refuses it the same way).
+    n = os.stat(path)[6]
+    if n > _FILE_MAX:
+        raise ValueError("%s is %d bytes: a board or table file is at most %d"
+                         % (path, n, _FILE_MAX))
     with open(path) as f:
         return json.load(f)
 

@@ -18,6 +18,9 @@
 # (`keys`, hw.keychain): their inputs entries are then (signal, None, None,
 # invert) and Board.keys says where each one is.
 
+from micropython import const
+
+from sicbo.config import NAME_MAX, text_in
 from sicbo.errors import ConfigError, key_name
 from sicbo.settings import Board
 from sicbo.signals import INPUT_SIGNALS
@@ -32,6 +35,10 @@ TIMER_USERS = ("solenoid", "shaker_motor", "bell")
 TIMER_IDS = (0, 1, 2, 3)  # the ESP32's four hardware timers
 SPI_IDS = (1, 2)  # HSPI, VSPI
 UART_IDS = (1, 2)  # UART0 is the REPL
+# Free text, held in the board's heap (sicbo.config.text_in): the wiring
+# notes, and why an input on a strapping pin is safe.
+_DESCRIPTION_MAX = const(2000)
+_REASON_MAX = const(400)
 
 _FIELDS = ("name", "description", "mcu", "inputs", "outputs", "lamps", "reader",
            "timers", "timings", "keys", "strapping_ok", "floor")
@@ -192,9 +199,7 @@ def _parse_strapping(obj):
             pin = -1
         if pin not in STRAPPING or key != str(pin):
             raise ConfigError(field, "must be a strapping pin: 0, 2, 5, 12 or 15")
-        why = obj[key]
-        if not isinstance(why, str) or not why.strip():
-            raise ConfigError(field, "must say why an input there is safe at reset")
+        why = text_in(obj[key], field, _REASON_MAX, "why an input there is safe at reset")
         ok[pin] = why
     return ok
 
@@ -341,8 +346,9 @@ def _parse_floor(obj):
     tls = _bool(obj, "tls", "floor")
     port = _int_in(obj, "port", "floor.port", 1, 65535, 8883 if tls else 1883)
     name = obj.get("server_name", broker)
-    if not isinstance(name, str) or not name:
-        raise ConfigError("floor.server_name", "must be the name on the broker's certificate")
+    if not isinstance(name, str) or not name or len(name) > 253:
+        raise ConfigError("floor.server_name", "must be the name on the broker's certificate "
+                          "(at most 253 characters)")
     keepalive = _int_in(obj, "keepalive_s", "floor.keepalive_s", 5, 600, 30)
     wifi = obj.get("wifi")
     if wifi is not None and (not isinstance(wifi, str) or not 1 <= len(wifi) <= 32):
@@ -412,12 +418,13 @@ def parse_board(obj):
     for key in _REQUIRED:
         if key not in obj:
             raise ConfigError(key, "missing")
-    name = obj["name"]
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError("name", "must be a non-empty string")
+    name = text_in(obj["name"], "name", NAME_MAX, "the board's name")
     desc = obj.get("description", "")
     if not isinstance(desc, str):
         raise ConfigError("description", "must be a string")
+    if len(desc) > _DESCRIPTION_MAX:
+        raise ConfigError("description", "is %d characters: at most %d"
+                          % (len(desc), _DESCRIPTION_MAX))
     mcu = obj.get("mcu", "esp32")
     if mcu != "esp32":
         raise ConfigError("mcu", "only esp32 (the classic ESP32) is supported, got %r" % (mcu,))

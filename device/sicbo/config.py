@@ -6,6 +6,8 @@
 # raises ConfigError naming the field and the allowed values. It checks
 # everything before it builds anything, so a refused file is never half used.
 
+from micropython import const
+
 from sicbo import areas, dates, kinds
 from sicbo import records as R
 from sicbo.errors import ConfigError, key_name
@@ -23,6 +25,12 @@ RESUME_POLICIES = ("keep_open", "void")
 _KILLABLE = ("SMALL", "BIG", "ODD", "EVEN")
 _REQUIRED_KILLS = ("SMALL", "BIG")
 _WORKING_DAYS_NOTICE = 3
+# The largest board or table file (tablefiles reads it whole on the board,
+# sicbo deploy checks the same), the longest strings and lists one may hold.
+FILE_MAX = const(16384)
+NAME_MAX = const(80)  # a table's or a board's name
+_REFERENCE_MAX = const(100)
+_HOLIDAYS_MAX = const(100)
 
 _FIELDS = ("name", "edition", "shaker", "offered", "odds", "triple_kills",
            "lamp_order", "void_policy", "resume_policy", "approval", "floor")
@@ -46,6 +54,17 @@ def _catalogue_order(code):
 
 def _choices(values):
     return ", ".join(values)
+
+
+def text_in(value, field, most, what):
+    """value, a non-blank string of at most `most` characters, or
+    ConfigError: the board holds the file's strings in its heap, so the host
+    refuses what the board could not boot with (both run this check)."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(field, "must be %s, a non-empty string" % what)
+    if len(value) > most:
+        raise ConfigError(field, "is %d characters: at most %d" % (len(value), most))
+    return value
 
 
 def _need_list(obj, field):
@@ -170,10 +189,8 @@ def _parse_approval(obj):
         if key not in _APPROVAL_FIELDS:
             raise ConfigError("approval." + key_name(key), "unknown field; allowed: %s"
                               % _choices(_APPROVAL_FIELDS))
-    ref = obj.get("reference")
-    if not isinstance(ref, str) or not ref.strip():
-        raise ConfigError("approval.reference", "must be the regulator's approval "
-                          "reference, a non-empty string")
+    ref = text_in(obj.get("reference"), "approval.reference", _REFERENCE_MAX,
+                  "the regulator's approval reference")
     days = {}
     for key in ("applied", "effective"):
         try:
@@ -181,7 +198,11 @@ def _parse_approval(obj):
         except ValueError as e:
             raise ConfigError("approval." + key, str(e)) from None
     holidays = set()
-    for k, text in enumerate(_need_list(obj.get("holidays", []), "approval.holidays")):
+    listed = _need_list(obj.get("holidays", []), "approval.holidays")
+    if len(listed) > _HOLIDAYS_MAX:
+        raise ConfigError("approval.holidays", "%d dates: at most %d (those between the "
+                          "application and the effective date)" % (len(listed), _HOLIDAYS_MAX))
+    for k, text in enumerate(listed):
         try:
             holidays.add(dates.parse(text))
         except ValueError as e:
@@ -213,9 +234,7 @@ def parse_table(obj):
     for key in _REQUIRED:
         if key not in obj:
             raise ConfigError(key, "is required")
-    name = obj["name"]
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError("name", "must be a non-empty string")
+    name = text_in(obj["name"], "name", NAME_MAX, "the table's name")
     edition = obj["edition"]
     if not _is_int(edition) or edition not in areas.EDITIONS:
         raise ConfigError("edition", "must be 2003 or 2004, got %r" % (edition,))

@@ -104,7 +104,8 @@ def test_a_server_name_that_is_not_a_name_is_refused_naming_it():
     for name in ("", 7, ["mqtt.casino.example"], False):
         e = _board_refusal(_floor(tls=True, server_name=name))
         assert e.field == "floor.server_name", (name, e.field)
-        assert e.message == "must be the name on the broker's certificate", e.message
+        assert e.message == ("must be the name on the broker's certificate (at most 253 "
+                             "characters)"), e.message
 
 
 # ---- the configuration cache's text, as the host writes it -------------------------
