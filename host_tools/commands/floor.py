@@ -7,8 +7,8 @@
     sicbo floor certs --out FOLDER --site SITE --broker-host HOST --client ID ...
     sicbo floor broker-config --site SITE --out FOLDER ...  a site broker's files
     sicbo floor sim --broker HOST:PORT --site SITE ...      simulated tables
-    sicbo floor ... --http HOST:PORT                        the service and its floor view
-    sicbo floor web --db FILE --http HOST:PORT              the floor view alone (a reader)
+    sicbo floor ... --http HOST:PORT [--http-name NAME]     the service and its floor view
+    sicbo floor web --db FILE --http HOST:PORT [--http-name NAME]   the view alone (a reader)
     sicbo floor users add NAME --db FILE [--password-file FILE]   a staff account
     sicbo floor users list|disable NAME|enable NAME --db FILE
     sicbo floor approve --db FILE --code HASH | --config ID [--revoke] [--note TEXT]
@@ -18,12 +18,17 @@
 import datetime
 import json
 import os
+import re
 import sqlite3
 
 from host_tools.cli import UsageError
 
 NAME = "floor"
 HELP = "the floor service: every table's journal stored once, acknowledged; its store"
+HTTP_NAME_HELP = ("a name the floor view is opened by (repeat for several; its addresses, "
+                  "localhost and the machine's own names are always taken): a request "
+                  "naming another is refused")
+HOST_NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9.])?$")
 
 
 def add_arguments(p):
@@ -51,11 +56,15 @@ def add_arguments(p):
                         "as it is stored, failures raised as alarms")
     p.add_argument("--http", metavar="HOST:PORT",
                    help="also serve the floor view (web page) here, e.g. 127.0.0.1:8080")
+    p.add_argument("--http-name", metavar="NAME", action="append", default=[],
+                   help=HTTP_NAME_HELP)
     sub = p.add_subparsers(dest="action", metavar="ACTION")
     w = sub.add_parser("web", help="the floor view alone, beside a service of another "
                                    "process (reads the store; writes only its own tables)")
     w.add_argument("--db", metavar="FILE", required=True)
     w.add_argument("--http", metavar="HOST:PORT", required=True)
+    w.add_argument("--http-name", metavar="NAME", action="append", default=[],
+                   help=HTTP_NAME_HELP)
     w.add_argument("--table-file", metavar="FILE", help="table configuration (the layout)")
     u = sub.add_parser("users", help="staff accounts of the floor view")
     usub = u.add_subparsers(dest="users_action", metavar="USERS_ACTION")
@@ -128,6 +137,14 @@ def add_arguments(p):
     s.add_argument("--password", help="every table's password (username: its id)")
     s.add_argument("--rounds-per-s", type=float, default=1.0)
     s.add_argument("--backlog", type=int, default=0)
+
+
+def http_names(names):
+    """The --http-name values, each a host name."""
+    for n in names:
+        if not HOST_NAME_RE.match(n):
+            raise UsageError("--http-name %r is not a host name" % n)
+    return tuple(names)
 
 
 def host_port(text, option="--broker", zero=False):
@@ -217,12 +234,16 @@ def _serve(args):
         if path and not os.path.isfile(path):
             raise UsageError("no such file: %s" % path)
     http = host_port(args.http, "--http", zero=True) if args.http else None
+    if args.http_name and not http:
+        raise UsageError("--http-name names the floor view: it needs --http")
+    names = http_names(args.http_name)
     cfg, table = _cfg_table(args.table_file)
     opts = service.Options(host, port, args.site, args.db, client_id=args.client_id,
                            username=args.username, password=password, cafile=args.cafile,
                            certfile=args.cert, keyfile=args.key,
                            table=table, commit_ms=args.commit_ms,
                            batch=args.batch, protocol=int(args.protocol), http=http, cfg=cfg,
+                           http_names=names,
                            keys=_keys(args.keys))
     try:
         return service.serve(opts)
@@ -246,11 +267,12 @@ def _web(args):
     from host_tools.floor import store, web
 
     host, port = host_port(args.http, "--http", zero=True)
+    names = http_names(args.http_name)
     cfg, table = _cfg_table(args.table_file)
     if not os.path.exists(args.db):
         raise UsageError("no floor store at %s" % args.db)
     try:
-        view = web.FloorView(args.db, cfg, table,
+        view = web.FloorView(args.db, cfg, table, names=names,
                              log=lambda line: print("floor: " + line, flush=True))
         view.start(host, port)
     except (store.StoreError, OSError) as e:

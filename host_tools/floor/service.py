@@ -41,7 +41,7 @@ class Options:
     def __init__(self, host, port, site, db, client_id=None, username=None, password=None,
                  cafile=None, certfile=None, keyfile=None, table=None, commit_ms=5.0,
                  batch=2000, keepalive=10, protocol=5, log=None, http=None, cfg=None,
-                 keys=None):
+                 keys=None, http_names=()):
         self.host = host
         self.port = port
         self.site = S.check_id("site", site)
@@ -59,6 +59,7 @@ class Options:
         self.keepalive = keepalive
         self.protocol = protocol
         self.http = http  # (host, port) of the floor view, or None
+        self.http_names = tuple(http_names)  # names it answers to (beside its own)
         self.cfg = cfg  # the TableConfig of `table` (the view draws its layout)
         self.log = log or (lambda line: print("floor: " + line, file=sys.stderr, flush=True))
 
@@ -291,7 +292,8 @@ def serve(opts):
     if opts.http:
         from host_tools.floor import web
 
-        view = web.FloorView(opts.db, opts.cfg, opts.table, log=opts.log)
+        view = web.FloorView(opts.db, opts.cfg, opts.table, log=opts.log,
+                             names=opts.http_names)
         svc.on_commit = lambda out: view.notify(out.touched, alarms=bool(out.alarms))
         svc.on_state = lambda: view.notify([])  # each page says it at once
 

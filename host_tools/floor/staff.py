@@ -15,6 +15,7 @@ these writes are small and wait their turn (busy_timeout)."""
 
 import hashlib
 import hmac
+import math
 import os
 import re
 import sqlite3
@@ -57,6 +58,9 @@ CREATE TABLE IF NOT EXISTS approvals (
     note TEXT NOT NULL,
     at REAL NOT NULL
 );
+-- The sign-in throttle counts recent failures: without it each attempt
+-- would read the whole (append-only, ever longer) trail.
+CREATE INDEX IF NOT EXISTS audit_action_at ON audit (action, at);
 """
 
 APPEND_ONLY = ("audit", "acks", "approvals")
@@ -79,8 +83,36 @@ SALT_BYTES = 16
 KEY_BYTES = 32
 
 
+# Sign-in throttling (docs/floor.md): counted from the audit trail's
+# sign-in-failed rows, so that a restart of the service forgets nothing.
+# Within any SIGNIN_WINDOW_S: SIGNIN_FAILS_ACCOUNT failures of one account
+# since its last sign-in lock that account; SIGNIN_FAILS_ADDRESS from one
+# address (whatever the names, known or not) lock that address. A lock
+# lifts when the oldest of those failures is SIGNIN_WINDOW_S old.
+SIGNIN_WINDOW_S = 15 * 60
+SIGNIN_FAILS_ACCOUNT = 5
+SIGNIN_FAILS_ADDRESS = 20
+
+
 class StaffError(ValueError):
     """A refusal for people (one line)."""
+
+
+class Throttled(Exception):
+    """A sign-in refused unchecked: too many failures of the account
+    (scope "account") or from the address ("address") within the window;
+    retry_after: whole seconds until one is taken again."""
+
+    def __init__(self, scope, retry_after):
+        Exception.__init__(self, scope, retry_after)
+        self.scope = scope
+        self.retry_after = retry_after
+
+    def text(self):
+        minutes = max(1, math.ceil(self.retry_after / 60))
+        return "too many failed sign-ins %s: try again in %d minute%s" % (
+            "for this account" if self.scope == "account" else "from this address",
+            minutes, "" if minutes == 1 else "s")
 
 
 def prepare(conn):
@@ -169,16 +201,54 @@ def users(conn):
     return conn.execute("SELECT name, created, disabled FROM users ORDER BY name").fetchall()
 
 
+def throttle(conn, account, remote, now):
+    """(scope, seconds to wait) when the account (a known name, or None) or
+    the address remote has failed too often to sign in within the window
+    ending at now, else None. The longer wait wins when both have."""
+    since = now - SIGNIN_WINDOW_S
+    waits = []
+    if account is not None:
+        # Only failures after the account's last sign-in count.
+        last = conn.execute("SELECT MAX(id) FROM audit WHERE action='sign-in' AND at>?"
+                            " AND user=?", (since, account)).fetchone()[0] or 0
+        row = conn.execute("SELECT at FROM audit WHERE action='sign-in-failed' AND at>?"
+                           " AND user=? AND id>? ORDER BY at DESC LIMIT 1 OFFSET ?",
+                           (since, account, last, SIGNIN_FAILS_ACCOUNT - 1)).fetchone()
+        if row is not None:
+            waits.append((row[0] + SIGNIN_WINDOW_S - now, "account"))
+    if remote:
+        row = conn.execute("SELECT at FROM audit WHERE action='sign-in-failed' AND at>?"
+                           " AND remote=? ORDER BY at DESC LIMIT 1 OFFSET ?",
+                           (since, remote, SIGNIN_FAILS_ADDRESS - 1)).fetchone()
+        if row is not None:
+            waits.append((row[0] + SIGNIN_WINDOW_S - now, "address"))
+    if not waits:
+        return None
+    wait, scope = max(waits)
+    return scope, max(1, math.ceil(wait))
+
+
 def sign_in(conn, name, password, remote):
     """The user's name when the password is right and the account enabled,
-    else None; both are kept in the audit trail."""
+    else None; both are kept in the audit trail. Throttled (kept in the
+    trail as sign-in-throttled, no failure) when the account or the address
+    has failed too often: the password is then not even checked."""
     row = None
     if isinstance(name, str) and NAME_RE.match(name):
         row = conn.execute("SELECT kdf, disabled FROM users WHERE name=?", (name,)).fetchone()
-    ok = check_password(password, row[0] if row else _DUMMY) and row is not None and not row[1]
     # A name that is no account is not kept: it is often the password typed
     # in the wrong field, and the audit trail is open to every viewer.
     shown = name if row is not None else None
+    held = throttle(conn, shown, remote, time.time())
+    if held is not None:
+        scope, wait = held
+        audit(conn, shown, "sign-in-throttled", None, None,
+              "too many failed sign-ins %s (%d within %d minutes): refused unchecked for %d s"
+              % ("of this account" if scope == "account" else "from this address",
+                 SIGNIN_FAILS_ACCOUNT if scope == "account" else SIGNIN_FAILS_ADDRESS,
+                 SIGNIN_WINDOW_S // 60, wait), remote)
+        raise Throttled(scope, wait)
+    ok = check_password(password, row[0] if row else _DUMMY) and row is not None and not row[1]
     why = ("signed in" if ok else "no such account" if row is None
            else "account disabled" if row[1] else "wrong password")
     audit(conn, shown, "sign-in" if ok else "sign-in-failed", None, None, why, remote)

@@ -18,14 +18,21 @@ What changes anything (sign-in, sign-out, an acknowledgement) is a POST
 that must carry the session's own token (compared in constant time), come
 with an Origin (or Referer) of this very site, and the session cookie is
 HttpOnly and SameSite=Strict: a page of another origin can neither read
-the token nor make the browser send the cookie across sites."""
+the token nor make the browser send the cookie across sites. Every request
+must name the view by an address or by one of its own names (Host): a name
+of another site rebound to the view's address (DNS rebinding) is refused.
+Sign-in is throttled (staff.throttle) and event streams are limited per
+client and in all."""
 
 import collections
 import contextlib
 import hmac
+import ipaddress
 import json
 import os
+import re
 import secrets
+import socket
 import socketserver
 import sqlite3
 import threading
@@ -47,6 +54,11 @@ ANONYMOUS_MAX = 5000
 KEEPALIVE_S = 15.0
 HEALTH_S = 5.0  # each page's stream looks at the floor's liveness at least this often
 TID = "<tid:re:[A-Za-z0-9_-]{1,32}>"
+# Each event stream holds a thread and a store connection while it is open.
+STREAMS_PER_CLIENT = 32  # open at once from one client address
+STREAMS_MAX = 256  # open at once in all
+STREAMS_RETRY_S = 5
+HOST_RE = re.compile(r"^(\[[0-9a-f:.%a-z_-]+\]|[^:\[\]]+)(:[0-9]{1,5})?$")
 
 # Every page: no framing by other sites, no scripts but ours, nothing sniffed.
 SECURITY_HEADERS = {
@@ -179,6 +191,64 @@ class _Handler(WSGIRequestHandler):
         pass
 
 
+def host_name(header):
+    """The name or address a Host header gives, lower case, without its
+    port, the brackets of an IPv6 address or a final dot; None when it is
+    not one name (missing, malformed, two headers joined)."""
+    m = HOST_RE.match((header or "").strip().lower())
+    if m is None:
+        return None
+    name = m.group(1)
+    return (name[1:-1] if name.startswith("[") else name.rstrip(".")) or None
+
+
+def is_address(name):
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def own_names(names=()):
+    """The names the view answers to: its machine's, and those given."""
+    out = {"localhost"}
+    for n in (socket.gethostname(), socket.getfqdn(), *names):
+        n = (n or "").strip().lower().rstrip(".")
+        if n:
+            out.add(n)
+    return frozenset(out)
+
+
+class _Stream:
+    """An event stream's iterator holding its slot, released once: when the
+    stream ends or fails (Bottle drops a response whose first part failed
+    without closing it), or when the server closes it (the client went
+    away, a HEAD), even if it never started."""
+
+    def __init__(self, gen, release):
+        self.gen = gen
+        self.release = release
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self.gen)
+        except BaseException:  # its end (StopIteration) too
+            self.close()
+            raise
+
+    def close(self):
+        try:
+            self.gen.close()
+        finally:
+            release, self.release = self.release, None
+            if release is not None:
+                release()
+
+
 class Refused(Exception):
     def __init__(self, status, text):
         Exception.__init__(self, text)
@@ -189,7 +259,8 @@ class Refused(Exception):
 class FloorView:
     """The web application over one store (see the module doc)."""
 
-    def __init__(self, db, cfg, table, log=None, writable=True):
+    def __init__(self, db, cfg, table, log=None, writable=True, names=(),
+                 streams_per_client=STREAMS_PER_CLIENT, streams_max=STREAMS_MAX):
         self.db = db
         self.cfg = cfg
         self.table = table
@@ -198,6 +269,11 @@ class FloorView:
         self.sessions = Sessions()
         self.wlock = threading.Lock()
         self.wconn = None
+        self.names = own_names(names)
+        self.streams_per_client = streams_per_client
+        self.streams_max = streams_max
+        self.slock = threading.Lock()
+        self.streams = collections.Counter()  # open event streams by client address
         if writable:
             self.wconn = staff.open_rw(db)
         else:
@@ -245,7 +321,25 @@ class FloorView:
                                    secure=secure)
 
     def remote(self):
-        return bottle.request.remote_addr or ""
+        # The connection's own address: Bottle's remote_addr would take the
+        # first of X-Forwarded-For, which the client writes as it likes.
+        return bottle.request.environ.get("REMOTE_ADDR") or ""
+
+    def check_host(self):
+        """The request names this view (Host): an address, localhost, or
+        one of its names. A page of another site whose name was rebound to
+        this address (DNS rebinding) sends its own name, and is refused."""
+        header = bottle.request.get_header("Host")
+        name = host_name(header)
+        if name is not None and (name in self.names or is_address(name)):
+            return
+        shown = header or "none"
+        if len(shown) > 80:
+            shown = shown[:80] + "..."
+        raise bottle.HTTPResponse(
+            "refused: this floor view does not answer to the name %s (Host header); open it "
+            "by the machine's address or name, or give that name with --http-name\n" % shown,
+            status=421, headers={"Content-Type": "text/plain; charset=utf-8"})
 
     def check_origin(self):
         """The request comes from a page of this site (Origin, else Referer)."""
@@ -308,6 +402,8 @@ class FloorView:
     def _routes(self):
         app = bottle.Bottle()
         app.config["catchall"] = True
+        # Before anything else, on every route (and on none: no 404 either).
+        app.add_hook("before_request", self.check_host)
 
         @app.hook("after_request")
         def _headers():
@@ -493,7 +589,13 @@ class FloorView:
             return self.refusal(e)
         name = bottle.request.forms.getunicode("name") or ""
         password = bottle.request.forms.getunicode("password") or ""
-        user = self.write(staff.sign_in, name, password, self.remote())
+        try:
+            user = self.write(staff.sign_in, name, password, self.remote())
+        except staff.Throttled as e:
+            self.hub.notify((), audit=True)
+            bottle.response.status = 429
+            bottle.response.set_header("Retry-After", str(e.retry_after))
+            return self.signin_form(error=e.text())
         self.hub.notify((), audit=True)
         if user is None:
             bottle.response.status = 403
@@ -540,9 +642,36 @@ class FloorView:
         except ValueError:
             seen = self.hub.version
         s = self.session(create=False)
+        remote = self.remote()
+        # The slot is taken here, as the request is accepted, and given back
+        # by _Stream.close (wsgiref closes every response it was handed).
+        with self.slock:
+            if self.streams[remote] >= self.streams_per_client:
+                full = "from this address (at most %d)" % self.streams_per_client
+            elif sum(self.streams.values()) >= self.streams_max:
+                full = "in all (at most %d)" % self.streams_max
+            else:
+                full = None
+                self.streams[remote] += 1
+        if full is not None:
+            bottle.response.status = 503
+            bottle.response.set_header("Retry-After", str(STREAMS_RETRY_S))
+            bottle.response.content_type = "text/plain; charset=utf-8"
+            return "too many open event streams %s: try again later\n" % full
         bottle.response.content_type = "text/event-stream"
         bottle.response.set_header("Cache-Control", "no-store")
-        return self._stream(page, tid, seen, s)
+        return _Stream(self._stream(page, tid, seen, s), lambda: self._release(remote))
+
+    def _release(self, remote):
+        with self.slock:
+            self.streams[remote] -= 1
+            if self.streams[remote] <= 0:
+                del self.streams[remote]
+
+    def streams_open(self, remote=None):
+        """Event streams open now: from one client address, or in all."""
+        with self.slock:
+            return self.streams[remote] if remote is not None else sum(self.streams.values())
 
     def _stream(self, page, tid, seen, s):
         csrf = s.csrf if s else ""
