@@ -1,7 +1,7 @@
 """`sicbo floor`: the floor service and its store (docs/floor.md).
 
     sicbo floor --broker HOST:PORT --db FILE --site SITE   the service
-    sicbo floor records --db FILE [--table ID] [--from SEQ] [--json]
+    sicbo floor records --db FILE [--table ID] [--from SEQ] [--limit N] [--json]
     sicbo floor tables --db FILE [--json]
     sicbo floor access --db FILE [--table ID] [--json]      technician access
     sicbo floor certs --out FOLDER --site SITE --broker-host HOST --client ID ...
@@ -29,6 +29,9 @@ HTTP_NAME_HELP = ("a name the floor view is opened by (repeat for several; its a
                   "localhost and the machine's own names are always taken): a request "
                   "naming another is refused")
 HOST_NAME_RE = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9.])?$")
+SEQ_MAX = (1 << 32) - 1  # a record's sequence number is a u32 (docs/journal.md)
+LIMIT_MAX = 1 << 62  # `records --limit`: SQLite's LIMIT is a signed 64-bit integer
+LINE_MAX = 4096  # bytes: the first line of a password file, at most
 
 
 def add_arguments(p):
@@ -83,8 +86,11 @@ def add_arguments(p):
                                        "the grid marks every other")
     a.add_argument("--db", metavar="FILE", required=True)
     g = a.add_mutually_exclusive_group(required=True)
-    g.add_argument("--code", metavar="HASH", help="a code sha256 (as `sicbo deploy` prints it)")
-    g.add_argument("--config", metavar="ID", help="a configuration id (hex, as the status has it)")
+    g.add_argument("--code", metavar="HASH",
+                   help="a code sha256 (64 hex digits as `sicbo deploy` prints it, or its "
+                        "first 16 as tables report it: those 16 are stored)")
+    g.add_argument("--config", metavar="ID",
+                   help="a configuration id (12 hex digits, as the status has it)")
     a.add_argument("--revoke", action="store_true", help="withdraw the approval")
     a.add_argument("--note", default="", help="why (kept in the audit trail)")
     a.add_argument("--by", help="who approves (default: the login name)")
@@ -95,8 +101,9 @@ def add_arguments(p):
     r.add_argument("--db", metavar="FILE", required=True)
     r.add_argument("--table", metavar="ID", help="one table's records")
     r.add_argument("--from", dest="from_seq", type=int, default=None, metavar="SEQ",
-                   help="from this sequence number on")
-    r.add_argument("--limit", type=int, default=None, metavar="N", help="at most N records")
+                   help="from this sequence number on (0 to %d)" % SEQ_MAX)
+    r.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="at most N records (1 or more; -1: all, the default)")
     r.add_argument("--table-file", metavar="FILE", help="table configuration (wins)")
     r.add_argument("--json", action="store_true", help="machine-readable output")
     a = sub.add_parser("access", help="technician access the tables journaled (the REPL, "
@@ -223,11 +230,7 @@ def _serve(args):
         raise UsageError(str(e)) from None
     password = None
     if args.password_file:
-        try:
-            with open(args.password_file, encoding="utf-8") as f:
-                password = f.readline().rstrip("\r\n")
-        except OSError as e:
-            raise UsageError("cannot read %s: %s" % (args.password_file, e.strerror)) from None
+        password = first_line(args.password_file)
     if bool(args.cert) != bool(args.key) or (args.cert and not args.cafile):
         raise UsageError("TLS needs --cafile, --cert and --key together")
     for path in (args.cafile, args.cert, args.key):
@@ -289,13 +292,50 @@ def _web(args):
     return 0
 
 
-def _staff_db(path):
+def _staff_db(path, make=False):
+    """A writer's connection to the floor's store at path (the view's tables
+    made in it on first use). An existing file must be a floor store
+    (staff.check_store); a path where there is none is refused, unless make
+    (`users add`, `approve`: docs/floor.md), which makes a new store there
+    and says so on stderr in one line, since the floor service sees only the
+    store it is given."""
+    import sys
+
     from host_tools.floor import staff, store
 
+    new = not os.path.lexists(path)
+    if new and not make:
+        raise UsageError(_NO_STORE % path)
     try:
-        return staff.open_rw(path)
+        conn = staff.open_rw(path)
     except store.StoreError as e:
         raise UsageError(str(e)) from None
+    if new:
+        print("sicbo floor: no store was at %s: made a new floor store there (the floor "
+              "service must be given it: sicbo floor --db %s)" % (path, path), file=sys.stderr)
+    return conn
+
+
+_NO_STORE = "--db %s does not exist: give the floor service's store (sicbo floor --db)"
+
+
+def first_line(path, what="password file"):
+    """The first line of a secret's file (UTF-8, at most LINE_MAX bytes),
+    or UsageError in one line. The refusal never shows the file's bytes."""
+    try:
+        with open(path, "rb") as f:
+            line = f.readline(LINE_MAX + 1)
+    except OSError as e:
+        raise UsageError("cannot read %s: %s" % (path, e.strerror or e)) from None
+    if len(line) > LINE_MAX and not line.endswith(b"\n"):
+        raise UsageError("%s %s: its first line is longer than %d bytes"
+                         % (what, path, LINE_MAX))
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UsageError("%s %s is not UTF-8 text (byte %d of its first line is not): "
+                         "save it as UTF-8" % (what, path, e.start + 1)) from None
+    return text.rstrip("\r\n")
 
 
 def read_password(path, name):
@@ -305,11 +345,7 @@ def read_password(path, name):
     import sys
 
     if path:
-        try:
-            with open(path, encoding="utf-8") as f:
-                return f.readline().rstrip("\r\n")
-        except OSError as e:
-            raise UsageError("cannot read %s: %s" % (path, e.strerror)) from None
+        return first_line(path)
     if not sys.stdin.isatty():
         raise UsageError("no terminal to ask the password on: give --password-file FILE")
     first = getpass.getpass("password for %s: " % name)
@@ -330,7 +366,7 @@ def _users(args):
         except staff.StaffError as e:
             raise UsageError(str(e)) from None
         password = read_password(args.password_file, args.name)
-    conn = _staff_db(args.db)
+    conn = _staff_db(args.db, make=act == "add")
     try:
         if act == "add":
             staff.add_user(conn, args.name, password, by="cli:" + _login())
@@ -364,16 +400,26 @@ def _login():
 def _approve(args):
     from host_tools.floor import staff
 
-    kind = "code" if args.code else "config"
-    conn = _staff_db(args.db)
+    kind = "code" if args.code is not None else "config"
+    given = args.code if args.code is not None else args.config
     try:
-        value = staff.approve(conn, kind, args.code or args.config, args.by or "cli:" + _login(),
+        value = staff.check_hex(kind, given)  # refused before the store is opened
+    except staff.StaffError as e:
+        raise UsageError(str(e)) from None
+    if args.revoke and not os.path.lexists(args.db):
+        raise UsageError("%s %s is not approved: %s" % (kind, value, _NO_STORE % args.db))
+    conn = _staff_db(args.db, make=True)
+    try:
+        value = staff.approve(conn, kind, given, args.by or "cli:" + _login(),
                               args.note, revoke=args.revoke)
     except staff.StaffError as e:
         raise UsageError(str(e)) from None
     finally:
         conn.close()
-    print("%s %s %s" % (kind, value, "revoked" if args.revoke else "approved"))
+    line = "%s %s %s" % (kind, value, "revoked" if args.revoke else "approved")
+    if kind == "code":
+        line += " (the first %d hex digits of the code sha256, as tables report it)" % len(value)
+    print(line)
     return 0
 
 
@@ -443,6 +489,11 @@ def _records(args):
     from host_tools.commands import journal as jcmd
     from sicbo import journal
 
+    limit = args.limit
+    if limit is not None and limit != -1 and not 1 <= limit <= LIMIT_MAX:
+        raise UsageError("--limit %d: give 1 to %d records, or -1 for all" % (limit, LIMIT_MAX))
+    if args.from_seq is not None and not 0 <= args.from_seq <= SEQ_MAX:
+        raise UsageError("--from %d is no sequence number (0 to %d)" % (args.from_seq, SEQ_MAX))
     conn = _open(args.db)
     table = _table(args.table_file)
     q = "SELECT table_id, seq, checked, received, raw FROM records"
@@ -456,8 +507,9 @@ def _records(args):
     if where:
         q += " WHERE " + " AND ".join(where)
     q += " ORDER BY table_id, seq"
-    if args.limit is not None:
-        q += " LIMIT %d" % max(0, args.limit)
+    if limit is not None and limit != -1:
+        q += " LIMIT ?"
+        params.append(limit)
     rows = conn.execute(q, params)
     if args.json:
         out = [record_of(tid, bytes(raw), checked, received, table)
@@ -475,8 +527,10 @@ def _records(args):
             line += "  (late: came after its gap was closed)"
         print("%-12s %s" % (tid, line))
         n += 1
-    if not n:
-        print("no records%s" % (" of table %s" % args.table if args.table else ""))
+    if not n:  # none matches: --limit is at least 1
+        print("no records%s%s" % (" of table %s" % args.table if args.table else "",
+                                  " from seq %d on" % args.from_seq
+                                  if args.from_seq is not None else ""))
     return 0
 
 

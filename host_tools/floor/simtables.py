@@ -346,7 +346,7 @@ class SimTables:
         self.port = port
         self.site = S.check_id("site", site)
         self.auth = auth or (lambda tid: Auth())
-        self.code = code or "0" * 64
+        self.code = code or "0" * 16  # as a table reports its code sha256: its first 16 hex digits
         self.lock = threading.RLock()
         self.log = log or (lambda line: None)
         self.sel = selectors.DefaultSelector()

@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import math
 import os
+import pathlib
 import re
 import sqlite3
 import time
@@ -71,7 +72,15 @@ _TRIGGERS = "".join(
     for t in APPEND_ONLY for op in ("UPDATE", "DELETE"))
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
-HEX_RE = re.compile(r"^[0-9a-f]{1,64}$")
+HEX_RE = re.compile(r"^[0-9a-f]*$")
+# What an approval names, as the tables' status gives it (docs/floor.md):
+# the code hash is the first 16 hex digits of the code's sha256
+# (device/link/plan.py `_code_hash`); the full 64 that `sicbo deploy` prints
+# are taken too and stored as those 16. A configuration id is the 6 bytes of
+# J_CONFIG (sicbo.records CONFIG_ID_LEN), 12 hex digits.
+CODE_HEX = 16
+CODE_SHA256_HEX = 64
+CONFIG_HEX = 12
 NOTE_MAX = 500
 
 # scrypt with N=2**14, r=8, p=1 (16 MiB, about 50 ms here): the parameters
@@ -121,9 +130,37 @@ def prepare(conn):
     conn.execute("INSERT OR IGNORE INTO meta VALUES ('web_schema', ?)", (WEB_SCHEMA_VERSION,))
 
 
+def check_store(path):
+    """StoreError unless the existing file at path is a floor store (its
+    `meta` table names the floor's schema): an unrelated SQLite file, an
+    empty file or one that is no database is refused, never written to."""
+    if os.path.isdir(path):
+        raise store.StoreError("%s is a folder, not a floor store: give the floor service's "
+                               "store (sicbo floor --db)" % path)
+    try:
+        uri = pathlib.Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            conn.execute("PRAGMA busy_timeout=10000")
+            meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table'"
+                                " AND name='meta'").fetchone()
+            row = meta and conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as e:
+        raise store.StoreError("cannot open %s as the floor's store: %s" % (path, e)) from None
+    if not row:
+        raise store.StoreError("%s is not a floor store (no floor schema in it): give the "
+                               "floor service's store (sicbo floor --db)" % path)
+
+
 def open_rw(path):
-    """A writer's connection to the store (made with the floor's schema if
-    new, as the service makes it), the view's tables ready."""
+    """A writer's connection to the store, the view's tables ready. A file
+    that exists must be a floor store already (check_store); a path where
+    none is is made a new one with the floor's schema, as the service makes
+    it."""
+    if os.path.lexists(path):
+        check_store(path)
     conn = store.open_rw(path)
     prepare(conn)
     return conn
@@ -323,10 +360,26 @@ def acknowledge(conn, alarm_id, user, note, remote):
 
 
 def check_hex(kind, value):
+    """The value an approval of kind stores, as the tables' status gives it
+    (lower case): a code hash of 16 hex digits, or the full sha256 of 64 cut
+    to its first 16; a configuration id of 12. Anything else is refused: it
+    could never match a table."""
     v = (value or "").strip().lower()
-    if not HEX_RE.match(v):
+    if not v or not HEX_RE.match(v):
+        shown = value if value is None or len(value) <= 80 else value[:80] + "..."
         raise StaffError("%s %r is not hex (the code sha256 as `sicbo deploy` prints it, the "
-                         "configuration id as the table's status gives it)" % (kind, value))
+                         "configuration id as the table's status gives it)" % (kind, shown))
+    shown = v if len(v) <= 80 else v[:80] + "..."
+    if kind == "code":
+        if len(v) not in (CODE_HEX, CODE_SHA256_HEX):
+            raise StaffError("code %s is %d hex digits: give the code sha256 as `sicbo deploy` "
+                             "prints it (%d) or its first %d, as tables report it"
+                             % (shown, len(v), CODE_SHA256_HEX, CODE_HEX))
+        return v[:CODE_HEX]
+    if len(v) != CONFIG_HEX:
+        raise StaffError("config %s is %d hex digits: a configuration id is %d (the 6 bytes "
+                         "of J_CONFIG, as the table's status gives it)"
+                         % (shown, len(v), CONFIG_HEX))
     return v
 
 
@@ -351,10 +404,14 @@ def approve(conn, kind, value, by, note="", revoke=False):
 
 
 def _approved(conn, kind):
-    # The last word on each value counts.
+    # The last word on each value counts. A code approved as its full
+    # sha256 (before approvals were cut to the tables' 16 digits) counts as
+    # those 16.
     out = set()
     for value, action in conn.execute(
             "SELECT value, action FROM approvals WHERE kind=? ORDER BY id", (kind,)):
+        if kind == "code":
+            value = value[:CODE_HEX]
         if action == "approve":
             out.add(value)
         else:

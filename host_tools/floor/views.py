@@ -170,7 +170,11 @@ class Tile:
         self.id = self.table_id
         self.open_alarms = open_alarms
         self.last = last  # Result of its newest finished round, or None
-        self.code_ok = bool(self.code) and self.code.lower() in approved["code"]
+        # A table reports the first 16 hex digits of its code's sha256 (the
+        # simulated tables the whole 64): approvals hold those 16.
+        self.code_ok = (bool(self.code)
+                        and len(self.code) in (staff.CODE_HEX, staff.CODE_SHA256_HEX)
+                        and self.code.lower()[:staff.CODE_HEX] in approved["code"])
         self.config_ok = bool(self.config) and self.config.lower() in approved["config"]
 
     def online_text(self):
