@@ -319,29 +319,20 @@ def source_revision(repo=REPO):
 def check_config(board_path, table_path):
     """Validates the board and table files with the firmware's rules engine.
     Returns (board_text, table_text, board, table) or raises DeployError."""
+    from host_tools import jsonfile
     from sicbo import config
     from sicbo.errors import ConfigError
 
-    texts = []
-    for what, path in (("board", board_path), ("table", table_path)):
-        try:
-            with open(path, encoding="utf-8") as f:
-                texts.append(f.read())
-        except OSError as e:
-            raise DeployError("cannot read %s file %s: %s" % (what, path, e.strerror or e)) \
-                from None
-    board_text, table_text = texts
+    # Both files bounded (the board holds each in its heap), UTF-8, JSON with
+    # no key twice (host_tools/jsonfile.py), before either is looked at.
+    board_text, obj = jsonfile.load(board_path, jsonfile.BOARD_MAX, "board file", DeployError)
+    table_text, _ = jsonfile.load(table_path, jsonfile.TABLE_MAX, "table file", DeployError)
     try:
         table = config.load_table(table_text)
     except ConfigError as e:
         raise DeployError("table file %s refused: %s" % (table_path, e)) from None
     from sicbo import board as boardmod
 
-    try:
-        obj = json.loads(board_text)
-    except ValueError as e:
-        raise DeployError("board file %s refused: board: not valid JSON (%s)" % (board_path, e)) \
-            from None
     try:
         board = boardmod.parse_board(obj)
         boardmod.check_table(board, table)

@@ -23,6 +23,7 @@ import json
 import os
 import stat
 
+from host_tools import jsonfile
 from host_tools.cli import UsageError
 
 FORMAT = "sicbo-chain-keys"
@@ -97,6 +98,11 @@ class KeyStore:
         """Write the store atomically, mode 0600."""
         data = json.dumps({"format": FORMAT, "version": VERSION,
                            "chains": [c.as_json() for c in self.chains]}, indent=1) + "\n"
+        if len(data.encode("utf-8")) > jsonfile.KEYSTORE_MAX:
+            # Never a store that load() would then refuse: the keys stay as they were.
+            raise UsageError("the key store %s would be larger than %d bytes, the most it may "
+                             "be: start a new store for new provisionings"
+                             % (self.path, jsonfile.KEYSTORE_MAX))
         folder = os.path.dirname(os.path.abspath(self.path))
         tmp = os.path.join(folder, ".%s.tmp" % os.path.basename(self.path))
         try:
@@ -128,11 +134,8 @@ def load(path, create=False):
     if st.st_mode & 0o077:
         raise UsageError("the key store %s may be read by others (mode %03o): chmod 600 %s"
                          % (path, st.st_mode & 0o777, path))
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise UsageError("the key store %s is not readable JSON: %s" % (path, e)) from None
+    # Bounded, UTF-8, JSON with no key twice (host_tools/jsonfile.py).
+    _, doc = jsonfile.load(path, jsonfile.KEYSTORE_MAX, "key store")
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise UsageError("%s is not a sicbo key store (format %r)" % (path, FORMAT))
     if doc.get("version") != VERSION:

@@ -3,7 +3,7 @@ with its refusals turned into one-line usage errors."""
 
 import os
 
-from host_tools import REPO
+from host_tools import REPO, jsonfile
 from host_tools.cli import UsageError
 from sicbo import config, settle
 from sicbo.errors import ConfigError
@@ -14,15 +14,13 @@ DEFAULT_TABLE = os.path.join(REPO, "board_config", "tables", "macau-2004.json")
 def load_table(path):
     """(TableConfig, SettlementTable) for a table file, or UsageError."""
     path = path or DEFAULT_TABLE
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise UsageError("cannot read table file %s: %s" % (path, e.strerror or e)) from None
+    # Bounded, UTF-8, JSON with no key twice (host_tools/jsonfile.py); then
+    # the same text to the firmware's own parser and rules.
+    text, _ = jsonfile.load(path, jsonfile.TABLE_MAX, "table file")
     try:
         cfg = config.load_table(text)
     except ConfigError as e:
-        raise UsageError("%s refused: %s" % (path, e)) from None
+        raise UsageError("table file %s refused: %s" % (path, e)) from None
     return cfg, settle.SettlementTable(cfg)
 
 

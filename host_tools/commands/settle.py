@@ -3,6 +3,7 @@ payouts of recorded wagers, from the firmware's own settlement table."""
 
 import json
 
+from host_tools import jsonfile
 from host_tools.cli import UsageError
 from host_tools.rules import add_table_argument, load_table
 from sicbo import areas
@@ -36,13 +37,8 @@ def _dice(texts):
 
 def read_wagers(path):
     """[(area, stake)] from a wager file, or UsageError naming what is wrong."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except OSError as e:
-        raise UsageError("cannot read wager file %s: %s" % (path, e.strerror or e)) from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError("wager file %s is not valid JSON: %s" % (path, e)) from None
+    # Bounded, UTF-8, JSON with no key twice (host_tools/jsonfile.py).
+    _, data = jsonfile.load(path, jsonfile.WAGERS_MAX, "wager file")
     if not isinstance(data, list):
         raise UsageError("wager file %s: must be a JSON list of {\"area\", \"stake\"}" % path)
     wagers = []
