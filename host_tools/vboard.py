@@ -78,7 +78,6 @@ interpreter runs at the host's speed; a soft reset disarms the watchdog.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import signal
@@ -161,18 +160,19 @@ def has_frozen_sim(command: list[str]) -> bool:
 def _load_board(board: Any) -> dict[str, Any]:
     if isinstance(board, dict):
         return board
-    with open(board or DEFAULT_BOARD, encoding="utf-8") as f:
-        return json.load(f)
+    from host_tools import jsonfile
+
+    # Bounded, UTF-8, JSON with no key twice: one line, never a traceback.
+    return jsonfile.load(board or DEFAULT_BOARD, jsonfile.BOARD_MAX, "board file")[1]
 
 
 def _lamp_names(table: str | None) -> list[str | None] | None:
     """The table's lamp_order (channel names) for the simulated table, or None."""
     if not table:
         return None
-    from sicbo import config
+    from host_tools.rules import load_table
 
-    with open(table, encoding="utf-8") as f:
-        return list(config.load_table(f.read()).lamp_order)
+    return list(load_table(table)[0].lamp_order)
 
 
 class VirtualBoard:

@@ -283,3 +283,10 @@ def test_a_key_store_that_would_pass_the_cap_is_not_saved(tmp_path, monkeypatch)
         ks.save()
     assert open(path, "rb").read() == before
     assert [c.id for c in keystore.load(path).chains] == [1]
+
+
+def test_the_virtual_board_refuses_a_bad_table_file_in_one_line(tmp_path):
+    # sicbo vboard read its table file's lamp names itself: a traceback.
+    table = write(tmp_path, "table.json", LATIN1_TABLE)
+    r = sicbo("vboard", "--table", table, "--folder", str(tmp_path / "vb"))
+    refused(r, "table file %s refused: not UTF-8 text" % table)
