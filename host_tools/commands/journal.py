@@ -47,6 +47,10 @@ def add_arguments(p):
     p.add_argument("--head", metavar="SEQ:HASH",
                    help="with --verify: a head taken off the table earlier (diag status, a "
                         "meters checkpoint, the floor): truncation and rollback against it")
+    p.add_argument("--table-id", metavar="ID", dest="table_id",
+                   help="with --verify: the table the journal is to be of; records under "
+                        "other tables' chains are replayed (default: the table whose chains "
+                        "verify most of its records, named in the output)")
 
 
 def segments(paths):
@@ -422,7 +426,7 @@ def svg_of_round(reading, cfg, table, rid, path):
     return r.round
 
 
-def verification(segs, store, head=None):
+def verification(segs, store, head=None, table=None):
     """The MAC chain of the journal's segments verified (host_tools/chaincheck.py)."""
     from host_tools import chaincheck
     from sicbo import journal
@@ -443,7 +447,7 @@ def verification(segs, store, head=None):
             off = o + n
         if off < len(data):
             stretches.append((name, off, len(data) - off, "torn"))
-    return chaincheck.verify(found, stretches, store, head)
+    return chaincheck.verify(found, stretches, store, head, table)
 
 
 def verify_dict(rep):
@@ -453,6 +457,7 @@ def verify_dict(rep):
         "verified": rep.verified, "records": rep.records,
         "authenticated": rep.authenticated, "unauthenticated": rep.unauthenticated,
         "chains": rep.chains,
+        "table": rep.table, "table_given": rep.table_given,
         "head": None if rep.head is None else {"seq": rep.head[0], "hash": rep.head[1].hex(),
                                                "text": C.head_text(*rep.head)},
         "head_check": rep.head_check,
@@ -469,7 +474,11 @@ def _run_verify(args, segs):
             head = chaincheck.parse_head(args.head)
         except ValueError as e:
             raise UsageError(str(e)) from None
-    rep = verification(segs, store, head)
+    if args.table_id is not None and not store.of_table(args.table_id):
+        raise UsageError("the key store %s has no chain of table %s (its tables: %s)" % (
+            args.verify, args.table_id,
+            ", ".join(sorted({c.table for c in store.chains})) or "none"))
+    rep = verification(segs, store, head, args.table_id)
     if args.json:
         print(json.dumps(verify_dict(rep)))
         return 0 if rep.verified else 1
@@ -480,6 +489,11 @@ def _run_verify(args, segs):
         print("chain:   provisioning %d (table %s): seq %d..%d, %d records verified%s"
               % (c["id"], c["table"], c["first_seq"], c["last_seq"], c["records"],
                  ", its first record here" if c["provisioned_here"] else ""))
+    if rep.table is not None and rep.table_given:
+        print("table:   %s (--table-id)" % rep.table)
+    elif rep.table is not None:
+        print("table:   %s, whose chains verify most of its records; --table-id %s checks "
+              "that it is the table expected" % (rep.table, rep.table))
     if rep.head is not None:
         from sicbo import chain as C
 
@@ -501,6 +515,8 @@ def _run_verify(args, segs):
 def run(args):
     if args.head is not None and args.verify is None:
         raise UsageError("--head needs --verify KEYSTORE")
+    if args.table_id is not None and args.verify is None:
+        raise UsageError("--table-id needs --verify KEYSTORE")
     if args.verify is not None:
         return _run_verify(args, segments(args.file))
     cfg, table = load_table(args.table)

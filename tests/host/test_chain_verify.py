@@ -236,6 +236,7 @@ def test_a_deleted_record_is_named(journals):
 
 TYPE_BOOT = 1
 TYPE_ROUND = 2
+TYPE_DEPLOY = 28
 
 
 def test_records_cut_from_the_journal_s_front_are_named(journals):
@@ -251,6 +252,12 @@ def test_records_cut_from_the_journal_s_front_are_named(journals):
     f = rep["findings"][0]
     assert f["seq"] == seq(recs[i]) and f["last_seq"] == seq(recs[i]) - 1
     assert "not rotated away" in f["text"]
+    # Cut at what a technician's access journaled (the deploy's record): it
+    # went after the segment's last record, so this is a deletion too.
+    i = [kind(r) for r in recs].index(TYPE_DEPLOY)
+    code, rep = verify(journals, join(recs[i:]))
+    assert code == 1 and kinds(rep) == ["deleted"], rep["findings"]
+    assert "opens a segment of its own only after a torn one" in rep["findings"][0]["text"]
     # Cut where a segment starts (a later boot's J_BOOT): what rotation leaves.
     boots = [i for i, r in enumerate(recs) if kind(r) == TYPE_BOOT and i > 0]
     assert boots, "no later boot in the journal"
