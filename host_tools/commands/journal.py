@@ -30,6 +30,10 @@ def add_arguments(p):
                    help="journal file(s) or segment files (j00000001.log ...), oldest first; "
                         "a folder means every segment in it")
     add_table_argument(p)
+    p.add_argument("--board", metavar="FILE",
+                   help="the board file the table ran with: with the table file, its "
+                        "configuration id is checked against the journal's (winning areas "
+                        "come from the table file)")
     p.add_argument("--records", type=int, metavar="N", default=None,
                    help="also list the last N records (0: none, -1: all; "
                         "default: none, all with --json)")
@@ -512,6 +516,73 @@ def _run_verify(args, segs):
     return 0 if rep.verified else 1
 
 
+def configurations(rd):
+    """[(seq, configuration id hex)] the journal names, in its order: each
+    J_CONFIG and J_DEPLOY, and the configuration in force that each meters
+    checkpoint carries (rotation may have deleted its J_CONFIG); only records
+    the replay applied."""
+    out = []
+    for _name, rec, code in rd.records:
+        if code:
+            continue
+        p = rec.payload
+        if rec.type == R.J_CONFIG:
+            at = R.P_CONFIG_ID
+        elif rec.type == R.J_DEPLOY:
+            at = R.P_DEPLOY_CONFIG
+        elif rec.type == R.J_METERS and len(p) >= R.P_WINS:
+            at = R.P_WINS + 4 * struct.unpack_from("<H", p, R.P_CHANNELS)[0] + R.C_ID
+        else:
+            continue
+        if at + R.CONFIG_ID_LEN <= len(p):
+            out.append((rec.seq, p[at:at + R.CONFIG_ID_LEN].hex()))
+    return out
+
+
+def check_table_file(rd, table, table_path, board_path):
+    """What the winning areas are computed from, checked against the journal:
+    {"journal": its last configuration id (None: it names none), "files": the
+    files' id (None without --board), "checked": the two agree}. Refused (a
+    UsageError) when the table file cannot be the one the journal's last
+    configuration ran with: its lamp channels are not as many as that
+    configuration's meters count, or the board and table files are another
+    configuration. Areas from another table file read as if the board had lit
+    them: a dispute settled on the wrong table."""
+    from host_tools.rules import DEFAULT_TABLE
+
+    shown = table_path or "%s (the default)" % os.path.relpath(DEFAULT_TABLE)
+    table_path = table_path or DEFAULT_TABLE
+    names = configurations(rd)
+    last = names[-1][1] if names else None
+    for _name, rec, code in reversed(rd.records):
+        if code or rec.type != R.J_METERS or len(rec.payload) < R.P_WINS:
+            continue
+        n = struct.unpack_from("<H", rec.payload, R.P_CHANNELS)[0]
+        if names and dict(names).get(rec.seq) == last and n != table.channels:
+            raise UsageError("table file %s has %d lamp channels; the journal's meters "
+                             "checkpoint seq %d, under its last configuration %s, counts %d: "
+                             "not the table file it ran with (give that one with --table)"
+                             % (shown, table.channels, rec.seq, last, n))
+        break
+    files = None
+    if board_path is not None:
+        from host_tools import jsonfile
+        from host_tools.deploy import config_cache_id
+
+        board_text, _ = jsonfile.load(board_path, jsonfile.BOARD_MAX, "board file")
+        table_text, _ = jsonfile.load(table_path, jsonfile.TABLE_MAX, "table file")
+        files = config_cache_id(board_text, table_text)
+        if last is not None and files != last:
+            earlier = [seq for seq, ident in names if ident == files]
+            raise UsageError(
+                "board file %s and table file %s are configuration %s; the journal's last "
+                "configuration is %s (seq %d)%s: give the files the table ran with"
+                % (board_path, shown, files, last, names[-1][0],
+                   ", these files' was in force earlier (seq %d)" % earlier[-1]
+                   if earlier else ", these files' it never names"))
+    return {"journal": last, "files": files, "checked": files is not None and files == last}
+
+
 def run(args):
     if args.head is not None and args.verify is None:
         raise UsageError("--head needs --verify KEYSTORE")
@@ -523,6 +594,7 @@ def run(args):
     segs = segments(args.file)
     rd = Reading(segs, table)
     check_is_journal(segs, rd)
+    configuration = check_table_file(rd, table, args.table, args.board)
     rp = rd.replay
     all_rounds = rd.recall.last(ALL_ROUNDS)
     rounds = all_rounds[:args.recall] if args.recall > 0 else []
@@ -545,7 +617,8 @@ def run(args):
             "damage": rd.damage,
             "recall": [round_dict(r, table, damaged_rounds) for r in rounds],
             "meters": meters_dict(rd.recall.meters, table),
-            "records_listed": [record_dict(nm, rec, code, table) for nm, rec, code in shown]}
+            "records_listed": [record_dict(nm, rec, code, table) for nm, rec, code in shown],
+            "configuration": configuration}
         if drawn is not None:
             out["svg"] = {"round": drawn, "file": os.path.abspath(args.svg)}
         print(json.dumps(out))
@@ -579,6 +652,12 @@ def run(args):
     if rd.records:
         print("state:   %s, last round %d%s" % (_state(rp.state), rp.round,
                                                 " (unfinished)" if rp.open_seq else ""))
+        ident = configuration["journal"]  # None: the journal names none
+        if ident is not None and configuration["checked"]:
+            print("config:  %s, the board and table files given" % ident)
+        elif ident is not None:
+            print("config:  %s; winning areas from the table file, not checked against it "
+                  "(--board FILE checks the files are the ones it ran with)" % ident)
     if shown:
         print()
         for _nm, rec, code in shown:

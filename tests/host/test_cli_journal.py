@@ -337,3 +337,62 @@ def test_corrupt_stretch_between_records_is_located(tmp_path, capsys):
     corrupt = [d for d in data["damage"] if d["kind"] == "corrupt"]
     assert corrupt == [{"kind": "corrupt", "segment": first, "offset": 36, "bytes": 36}]
     assert data["unreadable_bytes"] == 36
+
+
+# ---- The table file checked against the journal's configuration ---------------------
+
+
+def test_the_board_and_table_files_are_checked_against_the_journals_configuration(
+        tmp_path, capsys):
+    # Winning areas come from the table file given: another one reads as if
+    # the board had lit other areas, a dispute settled on the wrong table.
+    folder, _table = played(tmp_path)
+    capsys.readouterr()
+    board, table = folder + "/board.json", folder + "/table.json"
+    assert main(["journal", folder, "--table", table, "--board", board, "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)["configuration"]
+    assert c["checked"] and c["files"] == c["journal"] and len(c["journal"]) == 12
+    assert main(["journal", folder, "--table", table, "--board", board]) == 0
+    assert "config:  %s, the board and table files given" % c["journal"] in (
+        capsys.readouterr().out)
+    # Without the board file: said not checked.
+    assert main(["journal", folder, "--table", table]) == 0
+    assert "not checked against it (--board FILE" in capsys.readouterr().out
+    # The 2003 edition's table with the same board: refused, both ids named.
+    from tables import table_dict as edition_table
+
+    other = tmp_path / "t2003.json"
+    other.write_text(json.dumps(edition_table(2003)))
+    assert main(["journal", folder, "--table", str(other), "--board", board]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the journal's last configuration is %s" % c["journal"] in err
+    assert "these files' it never names" in err
+
+
+def test_a_table_file_whose_channels_the_meters_do_not_count_is_refused(tmp_path, capsys):
+    from appkit import table_dict as td
+
+    from sicbo import journal, meters, settle
+    from sicbo.config import parse_table
+
+    ident = bytes.fromhex("ab0102030405")
+    st = settle.SettlementTable(parse_table(td()))
+    m = meters.Meters(st.channels)
+    tail = ident + bytes(6)  # the configuration in force: id, flags, wall
+    data = (journal.encode(R.J_CONFIG, 1, 1, 1, 1, None, ident + bytes(2))
+            + journal.encode(R.J_METERS, 2, 1, 1, 2, None, m.payload() + tail))
+    f = tmp_path / "j.log"
+    f.write_bytes(data)
+    same = tmp_path / "t2004.json"
+    same.write_text(json.dumps(td()))
+    assert main(["journal", str(f), "--table", str(same), "--json"]) == 0
+    c = json.loads(capsys.readouterr().out)["configuration"]
+    assert c == {"journal": "ab0102030405", "files": None, "checked": False}
+    from tables import table_dict as edition_table
+
+    other = tmp_path / "t2003.json"
+    other.write_text(json.dumps(edition_table(2003)))
+    assert main(["journal", str(f), "--table", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "meters checkpoint seq 2" in err, err
+    assert "counts %d" % st.channels in err and "not the table file it ran with" in err
