@@ -27,8 +27,15 @@ def out_of_service(faults, n, text, board_path=None, table_path=None, log=print)
     """The board after E.MAX_FAILED_BOOTS failed boots: every output low, the
     fault pattern on the lamps if the files allow it (through the lamp
     driver alone), two lines saying what failed and what to do; no watchdog.
-    Paths default to the board's (faults.BOARD_FILE, TABLE_FILE)."""
-    log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off." % (n, text))
+    Paths default to the board's (faults.BOARD_FILE, TABLE_FILE). n 0: the
+    fault just contained could not be counted (faults.start: no reset)."""
+    if n:
+        log("sicbo: OUT OF SERVICE after %d failed boots (last: %s). Outputs are off."
+            % (n, text))
+    else:
+        log("sicbo: OUT OF SERVICE: the fault could not be counted in %s (the filesystem "
+            "refuses it: full?), so no reset: it would fault again for ever. Outputs are off."
+            % faults.path)
     log("sicbo: see diag.status(); once mended: import diag; diag.clear_fault(); "
         "machine.reset()")
     try:

@@ -136,7 +136,8 @@ class Faults:
     def contain(self, e, stage=None, detail=0):
         """Best effort, each step on its own: outputs off, the fault lamps,
         the fault counted and described in FAULT_FILE, a journal record (or
-        kept for a later boot to journal). The caller resets the board."""
+        kept for a later boot to journal). True when the fault is counted:
+        the caller resets the board; False, it must not (start)."""
         if stage is None:
             stage = self.stage
         hw = self.hw
@@ -169,7 +170,7 @@ class Faults:
         n, entries = read_file(self.path)
         n += 1
         entries.append([stage, kind, detail, journaled, text])
-        write_file(n, entries, self.path)
+        counted = write_file(n, entries, self.path)
         try:
             if self.module is not None:
                 self.log("sicbo: FAULT in stage %d loading %s: %s %s"
@@ -178,6 +179,7 @@ class Faults:
                 self.log("sicbo: FAULT in stage %d: %s %s" % (stage, type(e).__name__, e))
         except Exception:  # noqa: BLE001
             pass
+        return counted
 
     def lamps_on(self):
         """The fault pattern on the lamps: through the adapters' lamp driver,
@@ -286,13 +288,23 @@ def start(board_path=None, table_path=None, journal_dir=None, log=print, ticks_m
     except SystemExit:
         raise  # a reset under way (the unix port's machine.reset() raises it)
     except BaseException as e:  # noqa: BLE001 - contain everything, then reset
+        counted = False
         try:
-            faults.contain(e)
+            counted = faults.contain(e)
         finally:
-            # Always a reset, even for the last allowed failure: the next boot
-            # finds the count and stays out of service with no watchdog armed
-            # (an armed machine.WDT cannot be stopped).
-            machine.reset()
+            # A reset, even for the last allowed failure: the next boot finds
+            # the count and stays out of service with no watchdog armed (an
+            # armed machine.WDT cannot be stopped). Not when the count could
+            # not be written (a full filesystem): every boot would fault and
+            # reset for ever, never out of service.
+            if counted:
+                machine.reset()
+        try:
+            import bootfail
+
+            bootfail.out_of_service(faults, 0, "", board_path, table_path, log)
+        except Exception as e:  # noqa: BLE001 - out of service all the same
+            log("sicbo: OUT OF SERVICE: %s %s" % (type(e).__name__, e))
     finally:
         if ctl is not None:
             ctl.hw.all_off()
@@ -336,6 +348,25 @@ def boot(faults, board_path=None, table_path=None, journal_dir=None, log=print, 
         except Exception as e:  # noqa: BLE001 - out of service all the same
             log("sicbo: OUT OF SERVICE: %s %s" % (type(e).__name__, e))
         return None, False
+    # sicbo deploy's mark of a copy under way (device/remote/deploy_agent.py):
+    # /manifest.prev without /manifest.json, beside the board file. A power
+    # cut left it: the files may be two releases mixed, never to be run. A
+    # fault like any (counted, then out of service, diag names it).
+    import os
+
+    root = board_path or BOARD_FILE
+    root = root[:root.rfind("/") + 1]
+    cut = True
+    try:
+        os.stat(root + "manifest.prev")
+    except OSError:
+        cut = False
+    if cut:
+        try:
+            os.stat(root + "manifest.json")
+        except OSError:
+            raise OSError("a deploy was cut before its end (manifest.prev, no manifest.json): "
+                          "the files may be two releases mixed; sicbo deploy again") from None
     cause = machine.reset_cause()
     ctl, restart, opened = _open_table(faults, board_path or BOARD_FILE,
                                        table_path or TABLE_FILE, journal_dir or JOURNAL_DIR,

@@ -202,9 +202,20 @@ class JournalStore:
         if self.f is not None:
             self.f.close()
             self.f = None
-        n = self.segs[-1][0] + 1 if self.segs else 1
+        segs = self.segs
+        n = segs[-1][0] + 1 if segs else 1
+        if not first and segs and not segs[-1][1]:
+            # The newest segment left empty by a boot that could write
+            # nothing (a full filesystem) is taken again: a boot loop must
+            # not add a file per boot until the filesystem has no inode left.
+            try:
+                if not os.stat(self.path(n - 1))[6]:
+                    n -= 1
+                    segs.pop()
+            except OSError:
+                pass
         self.f = open(self.path(n), "wb")
-        self.segs.append([n, 0])
+        segs.append([n, 0])
         self.size = 0
         if first:
             self._write(first)
