@@ -18,18 +18,36 @@ the functions it needs and one call (agent_code). A deploy is:
    app is started again by importing main, with no reset and no wait. (Any
    mpremote connection stops a running app: its Ctrl-C interrupts it. So the
    app does start again, and journals that boot, but the board is not reset.)
+   A board up to date also checks, in the same run, that its journal's last
+   deploy record (J_DEPLOY) names what it runs (kind, code hash, configuration
+   id); if not (a deploy cut between its commit and its record, files put
+   there by hand, a record the journal has since dropped), it journals the
+   deploy then (no file copied or removed) and deploy says so.
    Otherwise the probe also prints the sha256 of every file this deploy would
    write, of every file the previous manifest lists and of any ``.py`` that
    would shadow a ``.mpy``;
-2. one chained run that makes the folders, removes stale files and sets the
-   old manifest aside (``manifest.prev``), writes the changed files (``exec``s
-   of base64 pieces of 3 KiB: mpremote's ``fs cp`` sends 256 bytes per exec as
-   a bytes repr, ~12x the round trips and ~1.7x the bytes), then one ``exec``
-   that hashes every file of the new manifest on the board and, only if all
-   match, writes ``/manifest.json`` (last) and removes ``manifest.prev``.
+2. one chained run that first marks the board as holding an interrupted
+   deploy: ``/manifest.json`` renamed to ``manifest.prev`` (an empty
+   ``manifest.prev``, ``{}``, when there was no manifest; one left by a
+   deploy cut before stays), so that from before the first file is changed
+   until the commit the board holds ``manifest.prev`` and no
+   ``manifest.json``, which the boot refuses (device/faults.py); then makes
+   the folders, removes stale files and the ``.part`` files a cut deploy
+   left, writes the changed files (``exec``s of base64 pieces of 3 KiB:
+   mpremote's ``fs cp`` sends 256 bytes per exec as a bytes repr, ~12x the
+   round trips and ~1.7x the bytes), each to ``<path>.part``, renamed over
+   ``<path>`` once whole and its sha256 verified on the board (no file is
+   ever cut short in place: MicroPython hangs importing a truncated .mpy),
+   then one ``exec`` that hashes every file of the new manifest on the board
+   and, only if all match, commits: writes ``/manifest.part``, renames it to
+   ``/manifest.json`` (the commit), and removes ``manifest.prev``.
    The same run journals the deploy once the commit verified, through the
    firmware just committed (device/access.py: J_DEPLOY, the files copied
-   and removed, the code hash, the configuration id);
+   and removed, the code hash, the configuration id). A run cut short says
+   what the board holds by how far its answer got: cut before the commit
+   (marked: the next deploy completes the copy), committed but not
+   journaled (the next deploy, finding the board up to date, journals it),
+   or not known which of the two;
 3. the reset, typed at the board's REPL over the serial port, with the
    clock set first through the firmware (UTC; J_CLOCK, the old and the new
    time), so that main.py starts the app; the port stays
@@ -589,9 +607,12 @@ def agent_code(*names, agent=AGENT):
 
 
 def probe_code(paths, want):
-    return agent_code("sd_hash", "sd_exists", "sd_mpy", "sd_frozen", "sd_current", "sd_probe",
-                      "sd_clock", "sd_start") \
-        + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
+    # the journal's check (want["record"]: deploy's only) sends its own functions
+    names = ("sd_hash", "sd_exists", "sd_mpy", "sd_frozen", "sd_current", "sd_probe",
+             "sd_clock", "sd_start")
+    if want.get("record"):
+        names += ("sd_deployed", "sd_last_deploy", "sd_logged")
+    return agent_code(*names) + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
 
 
 # Raw bytes per piece of a file in one exec (base64 in the code: 4/3 of it).
@@ -602,8 +623,13 @@ WRITE_PIECE = 3072
 
 
 def prep_code(changed, remove, aside=True):
-    """The exec that makes the folders of `changed` (board paths), removes
-    `remove`, sets the manifest aside (if `aside`) and defines the writer."""
+    """The exec that, if `aside` (a deploy), first marks the board as holding
+    an interrupted deploy (/manifest.prev without /manifest.json: the
+    manifest set aside, or an empty one), then makes the folders of
+    `changed` (board paths), removes `remove` and, if `aside`, the .part
+    files a cut deploy left (SICBO-PARTS); and defines the writer (sd_w,
+    sd_fin: every file through <path>.part, renamed once whole and
+    verified)."""
     dirs = []
     for rel in changed:
         parts = rel.split("/")[:-1]
@@ -612,13 +638,16 @@ def prep_code(changed, remove, aside=True):
             if d not in dirs:
                 dirs.append(d)
     dirs.sort(key=lambda d: d.count("/"))
-    return agent_code("sd_exists", "sd_prep", "sd_w") + "sd_prep(%r, %r, %r)\n" % (
+    return agent_code("sd_hash", "sd_exists", "sd_prep", "sd_mark", "sd_parts", "sd_w",
+                      "sd_fin") + "sd_prep(%r, %r, %r)\n" % (
         dirs, ["/" + p for p in remove], bool(aside))
 
 
 def write_chain(staged, rels, piece=WRITE_PIECE):
     """mpremote arguments ("+", "exec", code, ...) that write the files rels
-    (sd_w, defined by prep_code's exec in the same connection)."""
+    (sd_w and sd_fin, defined by prep_code's exec in the same connection):
+    each to <path>.part, then renamed over <path> once whole and its sha256
+    verified on the board, so that no file is ever cut short in place."""
     import base64
 
     execs = []
@@ -639,6 +668,7 @@ def write_chain(staged, rels, piece=WRITE_PIECE):
                 lines = []
                 size = 0
             if pos >= len(data):
+                lines.append("sd_fin(%r, %r)" % ("/" + rel, hashlib.sha256(data).hexdigest()))
                 break
     if lines:
         execs.append("\n".join(lines))
@@ -650,6 +680,63 @@ def write_chain(staged, rels, piece=WRITE_PIECE):
 
 def commit_code(manifest_text):
     return agent_code("sd_hash", "sd_commit") + "sd_bad = sd_commit(%r)\n" % manifest_text
+
+
+_NOT_SAID = object()
+
+
+def _last_deploy_text(last):
+    """The journal's last deploy as sd_last_deploy gives it, for people."""
+    from sicbo import records as R
+
+    if not last:
+        return "none"
+    kind, code, config = last
+    return "%s %s..., configuration %s" % (
+        "frozen firmware" if kind == R.CODE_FROZEN else "deployed code", code, config)
+
+
+# What a deploy cut in its copy run (mpremote failed: the board lost, a
+# traceback on it) leaves, by the last thing the board was heard to say.
+CUT_BEFORE_COMMIT = (
+    "cut before the commit: the board holds its manifest aside (manifest.prev without "
+    "manifest.json: an interrupted deploy, the board does not start) and no file cut "
+    "short; deploy again (it completes the copy)")
+CUT_UNHEARD = (
+    "the commit was not heard: either the board holds its manifest aside (manifest.prev "
+    "without manifest.json: an interrupted deploy, it does not start) or it committed the "
+    "new code before its deploy record; deploy again (it completes the copy, or journals "
+    "the deploy)")
+CUT_BEFORE_RECORD = (
+    "the new code is committed (every hash verified, manifest.json written) but the deploy "
+    "is not journaled: the board runs it after a reset; deploy again (it journals the "
+    "deploy)")
+CUT_AFTER_RECORD = (
+    "the new code is committed and the deploy journaled; deploy again to reset the board")
+
+
+def _cut_short(e):
+    """The DeployError of a copy run that failed, saying what the board holds
+    by how far its answer got (e.output): never 'nothing is committed' when
+    the commit was heard."""
+    out = getattr(e, "output", "") or ""
+    cause = str(e)
+    tail = ": nothing is committed before the manifest; deploy again"  # MpRemote.error's
+    if cause.endswith(tail):
+        cause = cause[:-len(tail)]
+    if "SICBO-JOURNALED deploy" in out:
+        state = CUT_AFTER_RECORD
+    elif "SICBO-VERIFY []" in out:
+        state = CUT_BEFORE_RECORD
+    elif "SICBO-VERIFY" in out or "Traceback" in out:
+        # the commit refused (a hash), or the board raised before it answered:
+        # the commit (a rename, after every write) never came
+        state = CUT_BEFORE_COMMIT
+    else:
+        state = CUT_UNHEARD
+    err = DeployError("%s: %s" % (cause, state))
+    err.output = out
+    return err
 
 
 def _marked(out, mark):
@@ -677,7 +764,12 @@ def probe(mp, paths, want=None, start=False, extra=()):
     of those of `paths` (board paths, without the leading /) that exist, of
     the files the manifest lists and of any .py beside a .mpy of them.
     `want`: {"code": code hash, "compiler": mpy-cross version line, "files":
-    {path: sha256} of the entry and configuration files}; None never matches.
+    {path: sha256} of the entry and configuration files, and optionally
+    "record": [journal folder, R.CODE_FILES, R.CODE_FROZEN, configuration id]:
+    a current board then journals the deploy if its journal's last J_DEPLOY
+    does not name it (info["unjournaled"]: that last deploy, (kind, code hex,
+    configuration id hex) or None, when it did; else _NOT_SAID)}; None never
+    matches.
     With `start`, a current board gets its clock set (UTC) and its app
     started again in the same connection (the probe's Ctrl-C stopped it),
     without a reset; nobody hears its start-up then (deploy() starts it
@@ -705,6 +797,10 @@ def probe(mp, paths, want=None, start=False, extra=()):
     info["manifest"] = info.get("manifest") or {}
     info["out"] = out
     info["journaled"] = journaled(out)
+    info["unjournaled"] = _NOT_SAID
+    for line in out.splitlines():
+        if line.startswith("SICBO-UNJOURNALED "):
+            info["unjournaled"] = ast.literal_eval(line[len("SICBO-UNJOURNALED "):].strip())
     return info
 
 
@@ -765,6 +861,9 @@ class Report:
         self.watched = 0.0  # s they were waited for (0: not read)
         self.provisioned = None  # keystore.Provisioning made by --provision
         self.journaled = []  # what the board journaled of it (journaled())
+        # (current) the journal did not name the code the board runs: the
+        # deploy journaled by this one (sd_logged)
+        self.rejournaled = False
 
     def running(self):
         """'frozen firmware <hash>' or 'deployed code <hash>'."""
@@ -777,10 +876,13 @@ class Report:
             self.running(), m.get("firmware") or "?", m.get("revision") or "?", self.mpy)
         runs = plural(self.mpremote_runs, "mpremote run")
         if self.current:
-            return ("board up to date: %s: %s verified, nothing copied, no reset%s, "
+            return ("board up to date: %s: %s verified, nothing copied, no reset%s%s, "
                     "%s, %.1f s"
                     % (what, plural(self.unchanged, "file"),
-                       ", app restarted" if self.reset else "", runs, self.seconds))
+                       ", app restarted" if self.reset else "",
+                       ", the deploy journaled (the journal did not name this code)"
+                       if self.rejournaled and all(ok for ok, _ in self.journaled) else "",
+                       runs, self.seconds))
         return ("%s: %d copied (%s), %d removed, %d unchanged, %s, %.1f s"
                 % (what, len(self.copied), plural(self.bytes_copied, "byte"),
                    len(self.removed), self.unchanged, runs, self.seconds))
@@ -868,7 +970,9 @@ def deploy(port, board_path, table_path, device_dir=DEVICE, reset=True, log=None
     A board already up to date (its manifest names this tree's code hash, the
     same compiler and configuration, and every file it lists verifies) takes
     one mpremote run: nothing is copied and the board is not reset; its app,
-    stopped by mpremote's Ctrl-C, is started again (unless reset=False).
+    stopped by mpremote's Ctrl-C, is started again (unless reset=False); if
+    its journal's last deploy record does not name its code and
+    configuration, the deploy is journaled then (report.rejournaled).
     On a frozen firmware image only main.py, board.json and table.json are
     installed, and code files that a deploy left are removed (they would
     shadow the frozen modules).
@@ -951,7 +1055,13 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
         extra.append(secrets_code(secret_files))
     elif getattr(board, "floor", None) is not None:
         extra.append(secret_names_code())
-    info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config},
+    from sicbo import records as R
+
+    config_id = config_cache_id(board_text, table_text)
+    # "record": a board up to date checks that its journal's last deploy
+    # record names what it runs, and journals the deploy if not (sd_logged)
+    info = probe(mp, paths, {"code": code, "compiler": compiler, "files": config,
+                             "record": [JOURNAL_DIR, R.CODE_FILES, R.CODE_FROZEN, config_id]},
                  start=reset and not watch, extra=extra)
     ver, sub, arch = mpy_version_of(info["mpy"]) if info.get("mpy") is not None else (0, 0, None)
     report.mpy = "%d.%d" % (ver, sub)
@@ -971,6 +1081,15 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
         report.reset = reset
         report.journaled = info["journaled"]
         report.manifest = info["manifest"]
+        if info["unjournaled"] is not _NOT_SAID:
+            report.rejournaled = True
+            said = [what for ok, what in report.journaled if not ok]
+            log("the journal's last deploy record (%s) does not name the code the board runs "
+                "(%s) with configuration %s (a deploy cut between its commit and its record, "
+                "files put there by hand, or a record the journal has dropped); %s"
+                % (_last_deploy_text(info["unjournaled"]), report.code, config_id,
+                   "the deploy is journaled now (no file copied)" if not said else
+                   "the board did not journal it: " + "; ".join(said)))
         report.unchanged = len(paths) if not frozen else len(config)
         if reset and watch:
             # typed at the REPL, in the probe's session: its start-up is heard
@@ -1023,14 +1142,22 @@ def _deploy(report, port, checked, device_dir, reset, log, mp, hook, settle, wat
         report.bytes_copied += sum(os.path.getsize(staged[r]) for r in changed)
         hook("copying")
         chain += ["+", "exec", commit_code(manifest_text)]
-        chain += ["+", "exec", deploy_record_code(report.kind, report.code,
-                                                  config_cache_id(board_text, table_text),
+        chain += ["+", "exec", deploy_record_code(report.kind, report.code, config_id,
                                                   changed, stale)]
-        out = mp.run(*chain)
+        try:
+            out = mp.run(*chain)
+        except DeployError as e:
+            raise _cut_short(e) from None
+        parts = _marked(out, "SICBO-PARTS")
+        if parts:
+            log("removed %s a cut deploy left: %s" % (plural(len(parts), "partial file"),
+                                                      ", ".join(parts)))
         bad = _marked(out, "SICBO-VERIFY")
         if bad:
-            raise DeployError("hash does not verify on the board for %s: the board keeps "
-                              "no manifest; deploy again" % ", ".join(bad))
+            raise DeployError("hash does not verify on the board for %s: nothing is "
+                              "committed, the board keeps its manifest aside "
+                              "(manifest.prev: an interrupted deploy, it does not start); "
+                              "deploy again" % ", ".join(bad))
         report.copied = changed
         report.removed = stale
         report.journaled = journaled(out)

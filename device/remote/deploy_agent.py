@@ -9,7 +9,23 @@
 # Output lines, read by the host: "SICBO-PROBE <repr of a dict>", "SICBO-H
 # <path> <sha256 hex>", "SICBO-END", "SICBO-VERIFY <repr of a list>",
 # "SICBO-SEQ <last sequence number>", "SICBO-PROV <sha256 hex>",
-# "SICBO-JOURNALED <what or - why not>".
+# "SICBO-JOURNALED <what or - why not>", "SICBO-UNJOURNALED <repr of the
+# journal's last deploy: (kind, code hex, configuration id hex) or None>",
+# "SICBO-PARTS <repr of a list>".
+#
+# A deploy's states on the board (the boot refuses the second: device/faults.py):
+# - committed: /manifest.json, no /manifest.prev (a cut just after the commit
+#   may leave /manifest.prev beside it: still committed; the next deploy
+#   removes it);
+# - interrupted: /manifest.prev and no /manifest.json, from before the first
+#   file is changed (sd_prep: the manifest renamed aside, or an empty one
+#   written when there was none) until the commit (sd_commit: /manifest.json
+#   renamed into place from a whole /manifest.part, then /manifest.prev
+#   removed). No file is ever written in place: each goes to <path>.part and
+#   is renamed over <path> once whole and its sha256 verified (sd_w, sd_fin),
+#   so that no file on the board is ever cut short; a cut deploy's .part
+#   files are removed by the next deploy (sd_parts). A board left in this
+#   state holds a mix of two releases, or a part of one.
 import binascii
 import gc
 import hashlib
@@ -133,7 +149,18 @@ def sd_probe(paths, want):
                                "machine": getattr(impl, "_machine", ""),
                                "frozen": frozen, "manifest_name": name, "manifest": meta,
                                "current": ok}))
-    if not ok:
+    if ok:
+        # committed: a /manifest.prev left by a cut just after the commit goes
+        try:
+            os.remove("/manifest.prev")
+        except OSError:
+            pass
+        rec = want.get("record")
+        if rec:
+            files = None
+            gc.collect()
+            sd_logged(rec[0], rec[2] if frozen else rec[1], frozen or want["code"], rec[3])
+    else:
         seen = set()
         for p in paths + list(files):
             for q in (p, p[:-4] + ".py") if p.endswith(".mpy") else (p,):
@@ -188,7 +215,9 @@ def sd_clock(now):
 
 def sd_deployed(kind, code, config, copied, removed):
     """Journals the deploy just committed (access.deployed: J_DEPLOY, the files
-    copied and removed, the code hash and the configuration id)."""
+    copied and removed, the code hash and the configuration id). The modules
+    loaded for it are forgotten: the app may start next in this heap."""
+    before = list(sys.modules)
     try:
         import access  # the firmware's, on the board
 
@@ -197,13 +226,66 @@ def sd_deployed(kind, code, config, copied, removed):
         print("SICBO-JOURNALED deploy")
     except Exception as e:  # noqa: BLE001 - the deploy is done: said, not a failure
         print("SICBO-JOURNALED - deploy not journaled: %s %s" % (type(e).__name__, e))
+    for k in list(sys.modules):
+        if k not in before:
+            del sys.modules[k]
+    gc.collect()
+
+
+def sd_last_deploy(folder):
+    """(kind, code hex, configuration id hex) of the journal's last deploy
+    record (J_DEPLOY, type 28: p0 the kind, p4..p11 the code hash's first 8
+    bytes, p12..p17 the configuration id; the payload at byte 24; every
+    record's CRC checked, as sd_last_seq), or None if the journal has none."""
+    try:
+        names = sorted(n for n in os.listdir(folder) if n.startswith("j") and n.endswith(".log"))
+    except OSError:
+        names = []
+    for n in reversed(names):
+        f = open(folder + "/" + n, "rb")
+        data = f.read()
+        f.close()
+        last = None
+        off = 0
+        while off + 28 <= len(data):
+            k = data[off + 2] | data[off + 3] << 8
+            if data[off] == 0xA5 and 28 <= k <= 1024 and off + k <= len(data) and (
+                    binascii.crc32(data[off:off + k - 4]) ==
+                    struct.unpack_from("<I", data, off + k - 4)[0]):
+                if data[off + 1] == 28 and k >= 48:
+                    last = (data[off + 24], binascii.hexlify(data[off + 28:off + 36]).decode(),
+                            binascii.hexlify(data[off + 36:off + 42]).decode())
+                off += k
+            else:
+                off += 1
+        data = None
+        gc.collect()
+        if last:
+            return last
+    return None
+
+
+def sd_logged(folder, kind, code, config):
+    """A board up to date: if the journal's last deploy record does not name
+    what it runs (kind, code hash, configuration id: a deploy cut between its
+    commit and its record, files put there by hand), journals the deploy now
+    (sd_deployed, no file copied or removed) and says so (SICBO-UNJOURNALED,
+    then SICBO-JOURNALED)."""
+    last = sd_last_deploy(folder)
+    if last == (kind, code[:16], config[:12]):
+        return
+    print("SICBO-UNJOURNALED", repr(last))
+    sd_deployed(kind, code, config, [], [])
 
 
 def sd_prep(dirs, remove, aside):
-    """Removes the files `remove` (absolute board paths) and the folders they
-    leave empty, makes the folders `dirs` (parents first) and, if `aside`,
-    renames /manifest.json to /manifest.prev (so that a deploy cut from here
-    on is never taken for a complete one)."""
+    """If `aside` (a deploy): marks the board as holding an interrupted deploy
+    first (sd_mark), so that nothing is changed before the mark. Then removes
+    the files `remove` (absolute board paths) and the folders they leave
+    empty, makes the folders `dirs` (parents first) and, if `aside`, removes
+    the .part files a cut deploy left (sd_parts)."""
+    if aside:
+        sd_mark()
     for p in remove:
         try:
             os.remove(p)
@@ -222,33 +304,80 @@ def sd_prep(dirs, remove, aside):
             os.mkdir(d)
         except OSError:
             pass
-    if not aside:
-        return
+    if aside:
+        found = []
+        sd_parts("", found)
+        print("SICBO-PARTS", repr(found))
+
+
+def sd_mark():
+    """/manifest.prev present and /manifest.json absent: an interrupted deploy
+    (the boot refuses to start on it). /manifest.json is renamed to
+    /manifest.prev (a /manifest.prev beside it, left by a cut just after a
+    commit, is stale and goes first); with neither (a first deploy, a
+    manifest lost), an empty one ("{}": no release known) is written. A
+    /manifest.prev without /manifest.json (a deploy cut before) stays: it
+    names the files of the release before it."""
     if sd_exists("/manifest.json"):
         try:
             os.remove("/manifest.prev")
         except OSError:
             pass
         os.rename("/manifest.json", "/manifest.prev")
+    elif not sd_exists("/manifest.prev"):
+        f = open("/manifest.prev", "w")
+        f.write("{}")
+        f.close()
+
+
+def sd_parts(folder, found):
+    """Removes every file whose name ends in .part under folder ("" for the
+    root), but in /journal (the provisioning's own) and /secrets; appends
+    their paths to found."""
+    for e in os.ilistdir(folder or "/"):
+        p = folder + "/" + e[0]
+        if e[1] == 0x4000:
+            if p not in ("/journal", "/secrets"):
+                sd_parts(p, found)
+        elif e[0].endswith(".part"):
+            os.remove(p)
+            found.append(p)
 
 
 def sd_w(path, mode, data):
-    """Writes (mode "wb") or appends ("ab") one base64 piece of a file."""
-    f = open(path, mode)
+    """Writes (mode "wb") or appends ("ab") one base64 piece of a file to
+    <path>.part, never to path itself (sd_fin puts it in place)."""
+    f = open(path + ".part", mode)
     f.write(binascii.a2b_base64(data))
     f.close()
 
 
+def sd_fin(path, sha):
+    """<path>.part, whole: renamed over path if its sha256 is `sha`, else
+    removed (path stays as it was; sd_commit then names it)."""
+    part = path + ".part"
+    if sd_hash(part) != sha:
+        os.remove(part)
+        return
+    try:
+        os.rename(part, path)
+    except OSError:  # a filesystem whose rename does not replace (FAT)
+        os.remove(path)
+        os.rename(part, path)
+
+
 def sd_commit(text):
-    """Hashes every file the new manifest lists; only if all match, writes
-    /manifest.json (last) and removes /manifest.prev. Prints the paths that
-    did not match (SICBO-VERIFY), and returns them."""
+    """Hashes every file the new manifest lists; only if all match, commits:
+    writes /manifest.part, renames it to /manifest.json (the commit: the
+    manifest is whole or absent), then removes /manifest.prev. Prints the
+    paths that did not match (SICBO-VERIFY), and returns them."""
     files = json.loads(text)["files"]
     bad = [p for p in files if sd_hash("/" + p) != files[p]]
     if not bad:
-        f = open("/manifest.json", "w")
+        f = open("/manifest.part", "w")
         f.write(text)
         f.close()
+        os.rename("/manifest.part", "/manifest.json")
         try:
             os.remove("/manifest.prev")
         except OSError:
