@@ -41,6 +41,7 @@ class _Context:
         self._table = None  # the settlement table, or why there is none
         self.switches = None
         self.outputs = {}  # adapter name -> adapter (hw/)
+        self.walked = None  # the _Walk of the last state(): the journal's damage
 
     def files(self):
         """(board, cfg), or raise _Refused with the refusal as the board's boot
@@ -60,7 +61,7 @@ class _Context:
 
     def drop(self):
         """Let go of what was made (made again when next needed)."""
-        self._files = self._board = self._table = self.switches = None
+        self._files = self._board = self._table = self.switches = self.walked = None
         self.outputs = {}
 
     def board(self):
@@ -110,8 +111,8 @@ class _Context:
         from sicbo.roundstate import RoundState
 
         rs = RoundState()
-        for data in self._store().read_all():
-            rs.feed(data)
+        w = self.walked = _Walk()
+        w.read(self._store(), rs, rs.take)
         return rs
 
     def _store(self):
@@ -139,6 +140,66 @@ class _Context:
 
 class _Refused(Exception):
     pass
+
+
+class _Walk:
+    """The journal read as the boot reads it (every segment through one
+    scanner), segment by segment: what the scanner could not read as
+    records is said where it is, as `sicbo journal` says it (corrupt bytes
+    between records, skipped; torn bytes at a segment's end, discarded);
+    and records are missing where one taken in order skips sequence numbers."""
+
+    def __init__(self):
+        self.bad = []  # [(segment name, corrupt bytes, torn bytes)]
+        self.gaps = []  # the newest [(first seq missing, last, first round, last round)]
+
+    def read(self, store, order, take, on_gap=None):
+        """take(data, off, gap) for every record (order: the RoundState it
+        takes them into); on_gap(gap) after the record that follows a gap."""
+        sc = order.scanner
+
+        def fn(b, o, gap):
+            seq0 = order.seq
+            rid0 = order.round
+            take(b, o, gap)
+            if seq0 and order.seq > seq0 + 1:
+                g = (seq0 + 1, order.seq - 1, rid0,
+                     order.round - (b[o + R.OFF_TYPE] == R.J_ROUND))
+                self.gaps = self.gaps[-7:] + [g]
+                if on_gap is not None:
+                    on_gap(g)
+
+        buf = store.read_buffer()
+        for n in store.segments():
+            bad = sc.corrupt_bytes + sc.torn_bytes
+            tail = 0
+            for piece in store.pieces(n, buf):
+                t0 = sc.torn_bytes
+                sc.walk(piece, fn)
+                # The last piece's torn bytes end the segment; a window that
+                # ended in damage the next went on from was corrupt.
+                tail = sc.torn_bytes - t0
+            bad = sc.corrupt_bytes + sc.torn_bytes - bad
+            if bad:
+                p = store.path(n)
+                self.bad.append((p[p.rfind("/") + 1:], bad - tail, tail))
+        store.close()
+
+    def damage(self):
+        """Short texts of what could not be read and the records missing."""
+        out = []
+        for i, what in ((1, "corrupt bytes skipped"), (2, "torn bytes discarded")):
+            segs = [d for d in self.bad if d[i]]
+            if segs:
+                out.append("%d %s (in %s)" % (sum(d[i] for d in segs), what,
+                                              ", ".join(d[0] for d in segs)))
+        if self.gaps:
+            out.append("records missing: " + ", ".join(_seqs(g) for g in self.gaps))
+        return out
+
+
+def _seqs(g):
+    return "seq %d" % g[0] if g[0] == g[1] else "seq %d..%d" % (g[0], g[1])
 
 
 def _files_reader():
@@ -180,9 +241,28 @@ def _read_files(board_path, table_path):
     except (OSError, ValueError) as e:
         if hasattr(e, "field"):
             return "configuration refused: %s" % e
-        return "cannot read %s or %s: %s %s" % (board_path, table_path, type(e).__name__, e)
+        return _unreadable(tablefiles, board_path, table_path, e)
     finally:
         memory.forget(tablefiles.PARSERS + ("tablefiles",))  # not needed again here
+
+
+def _unreadable(tablefiles, board_path, table_path, e):
+    """'cannot read FILE: why', the file named: each read alone (the pair's
+    error does not say which it came from)."""
+    for path in (board_path, table_path):
+        try:
+            tablefiles.read_json(path)
+        except MemoryError:
+            raise
+        except Exception as e2:  # noqa: BLE001 - said
+            return "cannot read %s: %s" % (path, _error_text(e2))
+    return "cannot read %s or %s: %s" % (board_path, table_path, _error_text(e))
+
+
+def _error_text(e):
+    if isinstance(e, OSError) and e.args and e.args[0] == 2:  # ENOENT
+        return "no such file"
+    return "%s %s" % (type(e).__name__, e)
 
 
 def _read_json(path):
@@ -309,10 +389,12 @@ def _status():
             n, "" if n == 1 else "s", " - OUT OF SERVICE" if n >= E.MAX_FAILED_BOOTS else ""))
         for entry in entries[-3:]:
             print("          " + _fault_line(entry))
+    refused = True
     try:
         _board, cfg = c.files()
         print("table     %s (edition %d, approval %s, effective %s)" % (
             cfg.name, cfg.edition, cfg.approval["reference"], cfg.approval["effective"]))
+        refused = False
     except _Refused as e:
         print("table     files refused: %s" % e)
     _board = cfg = None  # not held through the sections below: the heap in one piece
@@ -326,6 +408,8 @@ def _status():
                             "RTC not set: sicbo diag or sicbo deploy sets it"))
     gc.collect()
     print("heap      %d bytes free, %d used" % (gc.mem_free(), gc.mem_alloc()))
+    if refused:
+        return  # no board warnings to read: not parsed again to be refused again
     try:
         board, _cfg = c.files()
         if board.warnings:
@@ -394,7 +478,8 @@ def _status_journal(c, rs=None):
         flags.append("round %d unfinished" % rs.round)
     if rs.damaged:
         flags.append("%d damaged record%s" % (rs.damaged, "" if rs.damaged == 1 else "s"))
-    print("alarms    %s" % (", ".join(flags) if flags else "none"))
+    flags = ([", ".join(flags)] if flags else []) + (c.walked.damage() if c.walked else [])
+    print("alarms    " + ("\n          ".join(flags) if flags else "none"))
     if rs.has_result:
         print("result    %d-%d-%d" % (rs.dice[0], rs.dice[1], rs.dice[2]))
     store = c._store()
@@ -452,7 +537,15 @@ def _status_firmware():
         h = man.get("code_sha256") if man is not None else None
         print("code      deployed files, code sha256 %s" % (h[:16] if h else "unknown"))
     if man is None:
-        print("firmware  no /manifest.json (not deployed with sicbo deploy)")
+        import os
+
+        try:
+            os.stat("/manifest.prev")
+            # sicbo deploy's mark of a copy under way: a power cut ended it.
+            print("firmware  DEPLOY CUT SHORT: /manifest.prev, no /manifest.json: the files "
+                  "may be two releases mixed; the table does not start: sicbo deploy again")
+        except OSError:
+            print("firmware  no /manifest.json (not deployed with sicbo deploy)")
         return
     files = man.get("files", {})
     print("firmware  %s  revision %s" % (man.get("firmware", "?"), man.get("revision", "?")))
@@ -609,8 +702,8 @@ def _recall(c):
     from sicbo.recall import Recall
 
     rc = Recall(c.table())
-    for data in c._store().read_all():
-        rc.feed(data)
+    w = c.walked = _Walk()
+    w.read(c._store(), rc.order, rc._take)
     return rc
 
 
@@ -624,15 +717,20 @@ def _recall_cmd(n):
     if not rounds:
         print("no rounds in the journal")
         return
+    w = c.walked
     table = c.table()
     if table is None:
         print("(%s: winning areas not shown)" % c.no_table())
     print("%6s %-8s %-7s %-19s %s" % ("round", "status", "dice", "when (UTC)", "winning areas"))
     for r in rounds:
-        print(_round_line(r, table))
+        # Its status is the journal's last word on it: a record lost may
+        # have said more (a payout, a void).
+        gap = [g for g in w.gaps if g[2] <= r.round <= g[3]] if w else []
+        print(_round_line(r, table, _seqs(gap[-1]) if gap else None))
+    _damage_line(w)
 
 
-def _round_line(r, table):
+def _round_line(r, table, missing=None):
     from sicbo import logtext, texts
 
     dice = "%d-%d-%d" % tuple(r.dice) if r.dice is not None else "-"
@@ -643,6 +741,8 @@ def _round_line(r, table):
         words = [code for code, _odds in r.winning_areas(table)]
     if r.first_dice is not None and r.first_dice != r.dice:
         words.insert(0, "corrected from %d-%d-%d;" % tuple(r.first_dice))
+    if missing is not None:
+        words.insert(0, "%s MISSING;" % missing)
     when = r.started[2]
     when = _time_text(when)[:19].replace("T", " ") if when is not None else (
         "boot %d" % r.started[0])
@@ -709,36 +809,51 @@ def _journal(n):
 
     c = _c()
     state = RoundState()
-    recs = []
+    recs = []  # type: list  # (Record, damage code), or (None, a gap): the last n records
+    kept = [0]
 
     def take(b, o, gap):
         code = state.take(b, o, gap)
         recs.append((jfmt.Record(b, o), code))
-        if len(recs) > n:
-            recs.pop(0)
+        kept[0] += 1
+        while kept[0] > n:
+            rec, _code = recs.pop(0)
+            if rec is not None:
+                kept[0] -= 1
 
-    for data in c._store().read_all():
-        state.scanner.walk(data, take)
+    def on_gap(g):
+        recs.insert(len(recs) - 1, (None, _seqs(g)))  # before the record after them
+
+    w = _Walk()
+    w.read(c._store(), state, take, on_gap)
     # The settlement table (for a result's wins) only when a result is shown:
     # a board in trouble may have no room for it, its boot and fault
     # records still read.
     table = None
     for rec, code in recs:
-        if rec.type == R.J_RESULT and code <= 0:
+        if rec is not None and rec.type == R.J_RESULT and code <= 0:
             table = c.table()
             break
     for rec, code in recs:
-        if code > 0:
+        if rec is None:
+            print("journal ------ MISSING %s (journal damage below)" % code)
+        elif code > 0:
             print("journal %6d round %5d DAMAGED (%s): %s, not used" % (
                 rec.seq, rec.round, logtext.name_of(texts.DAMAGE_NAMES, code, "damage", 1),
                 logtext.name_of(texts.J_NAMES, rec.type, "type", 1)))
         else:
             print(logtext.journal_line(rec, table))
-    if not recs:
+    if not kept[0]:
         print("journal is empty")
     if state.damaged:
         print("%d damaged record%s in the journal: see sicbo journal --json"
               % (state.damaged, "" if state.damaged == 1 else "s"))
+    _damage_line(w)
+
+
+def _damage_line(w):
+    if w is not None and w.bad + w.gaps:
+        print("journal damage: %s: see sicbo journal" % "; ".join(w.damage()))
 
 
 # ---- faults ----------------------------------------------------------------------

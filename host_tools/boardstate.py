@@ -30,7 +30,11 @@ exclusive open) to type on it and read its lines; `reset_and_read` resets the
 board by typing ``machine.reset()`` at its REPL, with the clock set first, and
 reads the boot that follows; `read_states` reads lines until the board has
 settled (a line of the first group), or a deadline passes: then the host says
-that it heard nothing it knows, never a guess.
+that it heard nothing it knows, never a guess. A board that keeps resetting
+(a fault on every boot that never reaches out of service: its filesystem
+full, the failed-boot count not written) is read no further than
+MAX_FAILED_BOOTS + 1 faults, or an overall deadline: `summary` says so in
+one line ("the board keeps resetting: FAULT in stage N: ... (K times)").
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import time
 from typing import Callable
 
 from host_tools.portlock import PortLock
+from sicbo import events as E
 
 RUNNING = "running"
 REFUSED = "refused"
@@ -62,6 +67,13 @@ TRANSIENT = (FAULT, RESTARTING)
 # A board boots in well under a second (the virtual board) to a few seconds
 # (an ESP32 replaying a full journal); this is generous for a busy machine.
 BOOT_TIMEOUT_S = 30.0
+# The firmware's own (sicbo.events): a board out of service says so at its
+# boot after this many faults in a row, so one fault more without that line
+# is a board that keeps resetting.
+MAX_FAILED_BOOTS = E.MAX_FAILED_BOOTS
+# The boots of its own (after a FAULT or a configuration kept) read at most:
+# every failed boot up to out of service, a configuration kept, one more.
+MAX_RESETS = MAX_FAILED_BOOTS + 2
 
 _RUNNING = re.compile(r"^(?P<table>.*), round (?P<round>\d+), state (?P<state>\S+)$")
 _COUNT = re.compile(r"after (\d+) failed boot")
@@ -365,17 +377,24 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
     """The start-up lines the board prints from now on, until one that says
     it has settled (running, refused, ...), or until `timeout` s pass
     without one (counted again after each reset of its own: a FAULT, a
-    configuration kept). Returns every state line read, in order; [] or a
-    last one that is not settled when the deadline passed. on_line gets every
-    line, on_state every state as it comes. `typed`: what was typed at the
-    REPL; once its echo has passed, MicroPython's banner before any
-    start-up line means the board came up to its REPL with nothing running
-    (a state of kind REPL)."""
+    configuration kept). A board that keeps resetting is read no further
+    than MAX_FAILED_BOOTS + 1 FAULT lines (out of service comes after
+    MAX_FAILED_BOOTS), MAX_RESETS resets of its own, or (timeout times
+    MAX_RESETS) s in all: keeps_resetting() then says so. Returns every
+    state line read, in order; [] or a last one that is not settled when a
+    deadline passed. on_line gets every line, on_state every state as it
+    comes. `typed`: what was typed at the REPL; once its echo has passed,
+    MicroPython's banner before any start-up line means the board came up
+    to its REPL with nothing running (a state of kind REPL)."""
     states: list[BoardState] = []
     reader = LineReader(typed)
-    deadline = time.monotonic() + timeout
+    now = time.monotonic()
+    deadline = now + timeout
+    overall = now + timeout * MAX_RESETS
+    faults = resets = 0
     while True:
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = min(deadline, overall) - now
         if left <= 0:
             return states
         line = con.readline(min(left, 0.5))
@@ -391,7 +410,27 @@ def read_states(con: Console, timeout: float = BOOT_TIMEOUT_S,
             on_state(s)
         if s.settled:
             return states
+        resets += 1
+        faults += s.kind == FAULT
+        if faults > MAX_FAILED_BOOTS or resets >= MAX_RESETS:
+            return states  # it resets for ever: no use waiting for more
         deadline = time.monotonic() + timeout  # a boot of its own follows
+
+
+def keeps_resetting(states: list[BoardState]) -> str | None:
+    """One line when the board reset by itself again and again without
+    settling (read_states stopped reading it): its last fault and how many
+    times it came; None otherwise."""
+    if not states or states[-1].settled:
+        return None
+    resets = [s for s in states if not s.settled]
+    if len(resets) < 2:
+        return None  # one reset, then silence: summary() says that
+    last = resets[-1]
+    same = sum(1 for s in resets if s.text == last.text)
+    times = "%d times" % same if same == len(resets) else \
+        "%d times in %d resets" % (same, len(resets))
+    return "the board keeps resetting: %s (%s)" % (last.text, times)
 
 
 def reset_code(clock: tuple[int, ...] | None) -> bytes:
@@ -431,11 +470,16 @@ def reset_and_read(port: str, who: str, clock: tuple[int, ...] | None = None,
     return type_and_read(port, who, reset_code(clock), lock, timeout, on_line, on_state)
 
 
-def summary(states: list[BoardState], timeout: float = BOOT_TIMEOUT_S) -> list[str]:
+def summary(states: list[BoardState], timeout: float = BOOT_TIMEOUT_S,
+            port: str | None = None) -> list[str]:
     """Lines for people about what the board said after a reset."""
     if not states:
         return ["the board printed no start-up line within %d s (nothing known about its "
                 "state; sicbo console shows what it prints)" % timeout]
+    looping = keeps_resetting(states)
+    if looping is not None:
+        # One line, not one per boot: the board is still resetting now.
+        return ["%s: see sicbo diag %sstatus" % (looping, "--port %s " % port if port else "")]
     out = [s.describe() for s in states]
     if not states[-1].settled:
         out.append("no start-up line after that within %d s (sicbo console shows what it "

@@ -553,13 +553,42 @@ class MpRemote:
         text = (err.strip() or out.strip()).splitlines()
         last = text[-1] if text else "mpremote failed"
         both = out + err
-        if "failed to access" in both or "could not open port" in both \
-                or "No such file" in both:
-            if os.path.exists(self.port) and "No such file" not in both:
-                # mpremote opens a port exclusively: another program has it
-                return DeployError("%s is in use by another program (mpremote: %s): one "
-                                   "program at a time on a serial port" % (self.port, last))
-            return DeployError("nothing at the port %s (%s)" % (self.port, last))
+        if "failed to access" in both or "could not open port" in both:
+            import stat
+
+            p = self.port
+            try:
+                mode = os.stat(p).st_mode
+            except OSError:
+                return DeployError("nothing at the port %s (%s)" % (p, last))
+            what = ("a regular file" if stat.S_ISREG(mode) else "a folder" if stat.S_ISDIR(mode)
+                    else "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else None if stat.S_ISCHR(mode) else "not a character device")
+            if what is None:
+                # A character device: a terminal (a serial port, a pty) or
+                # not (/dev/null). Opened without becoming the controlling
+                # terminal, read nothing, closed.
+                try:
+                    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+                except PermissionError:
+                    return DeployError("no permission to open the serial port %s (mpremote: "
+                                       "%s): the port's group (dialout, uucp) may be needed"
+                                       % (p, last))
+                except OSError:
+                    fd = None
+                if fd is not None:
+                    try:
+                        if not os.isatty(fd):
+                            what = "a device that is not a terminal"
+                    finally:
+                        os.close(fd)
+            if what is not None:
+                return DeployError("%s is not a serial port (%s)" % (p, what))
+            # mpremote opens a port exclusively: another program has it
+            return DeployError("%s is in use by another program (mpremote: %s): one "
+                               "program at a time on a serial port" % (p, last))
+        if "No such file" in both and not os.path.exists(self.port):
+            return DeployError("nothing at the port %s (%s)" % (self.port, last))  # unplugged
         if "could not enter raw repl" in both or "could not exec command" in both:
             return DeployError("%s does not answer as MicroPython (no raw REPL): %s"
                                % (self.port, last))

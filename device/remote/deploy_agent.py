@@ -157,7 +157,7 @@ def sd_probe(paths, want):
             pass
         rec = want.get("record")
         if rec:
-            files = None
+            files = None  # type: ignore[assignment]  # let go before the record is written
             gc.collect()
             sd_logged(rec[0], rec[2] if frozen else rec[1], frozen or want["code"], rec[3])
     else:
@@ -305,7 +305,7 @@ def sd_prep(dirs, remove, aside):
         except OSError:
             pass
     if aside:
-        found = []
+        found = []  # type: list[str]
         sd_parts("", found)
         print("SICBO-PARTS", repr(found))
 

@@ -6,14 +6,20 @@ journals the old and the new time, then run), prints what the
 board prints, can pull the journal to a local file (`diag.dump_journal()` on
 the board, before the diagnostic, so that a diagnostic that fails does not
 stop it) and draw the newest round on the board's table layout (--svg; the
-table file is copied with mpremote's own `fs cp`). mpremote's raw REPL stops
-the app while diag runs; the board is reset afterwards (typed at its REPL,
-host_tools/boardstate.py) so that the table resumes from its journal, and
-what the board prints as it starts is read and reported (running, refused
-and why, out of service, ...), never assumed; --no-restart leaves it at the
-REPL. The port is held meanwhile (host_tools/portlock.py). Exit status 0
-whenever the board answered, also when its diagnostic raised (that is said
-in one line).
+board's /table.json is copied with mpremote's own `fs cp`, in a run of its
+own after the diagnostic: a board without one, or with one garbled, still
+gives its status and its journal; the picture that cannot be drawn is one
+line after them, naming the board's file). mpremote's raw REPL stops the app
+while diag runs; the board is reset afterwards (typed at its REPL,
+host_tools/boardstate.py), also when what diag was asked failed once
+mpremote had reached the board, so that the table resumes from its journal,
+and what the board prints as it starts is read and reported (running,
+refused and why, out of service, resetting again and again, ...), never
+assumed; --no-restart leaves it at the REPL. The port is held meanwhile
+(host_tools/portlock.py). Exit status 0 whenever the board answered, also
+when its diagnostic raised (that is said in one line) or the picture could
+not be drawn; 2 for a refusal (no board at the port, a --table file refused
+before the board is touched, a board without diag.dump_journal()).
 
 Everything that runs on the board is a function of device/diag.py: the host
 sends one-line calls, never MicroPython source."""
@@ -102,65 +108,125 @@ def run(args, mpremote=None):
     table_arg = getattr(args, "table", None)
     if table_arg and not svg:
         raise UsageError("--table is for --svg")
+    if table_arg:
+        _load_table(table_arg)  # a file of this computer's: refused before the board is touched
     mp = mpremote or MpRemote(args.port)
     mp.check_port()
     with PortLock(args.port, "sicbo diag") as lock:
-        _diag(args, mp, code, svg, table_arg)
+        session = _Session()
+        try:
+            _diag(args, mp, code, svg, table_arg, session)
+        except Exception:
+            # Whatever stopped the diagnostics once mpremote had stopped the
+            # app, the board is reset all the same (the refusal said is the
+            # diagnostics', not the reset's).
+            if session.reached and not args.no_restart:
+                try:
+                    _restart(args, lock)
+                except (UsageError, OSError):
+                    pass
+            raise
         if not args.no_restart:
-            # The clock was set (and journaled) at the start: the reset sets
-            # it no more (an unjournaled set, however small).
-            clock = None
-            try:
-                states = boardstate.reset_and_read(args.port, "sicbo diag", clock, lock=lock)
-            except OSError as e:
-                raise UsageError("lost the board at %s at its reset (%s)" % (args.port, e)) \
-                    from None
-            for line in boardstate.summary(states):
-                print("board reset: " + line)
-            if states and states[-1].settled and states[-1].advice(args.port):
-                print("  do: " + states[-1].advice(args.port))
+            _restart(args, lock)
     return 0
 
 
-def _diag(args, mp, code, svg, table_arg):
-    with tempfile.TemporaryDirectory(prefix="sicbo-diag-") as tmp:
-        board_table = os.path.join(tmp, "table.json")
-        chain = []
-        if not args.no_rtc:
-            chain += ["exec", clock_code(boardstate.clock_tuple()), "+"]
-        if args.pull_journal or svg:
-            chain += ["exec", PULL, "+"]
-        if svg and not table_arg:
-            chain += ["fs", "cp", ":" + BOARD_TABLE, board_table, "+"]
-        chain += ["exec", code]
-        out, failed = _run(mp, chain)
-        text, segs, names = split_journal(out)
-        text = "\n".join(line for line in text.splitlines()
-                         if not line.startswith("cp :" + BOARD_TABLE + " "))
-        if failed:
-            text = _without_traceback(text)
-        if text.strip():
-            print(text.rstrip())
-        if failed and "no module named 'diag'" in failed:
-            print("the board has no diag module (%s): is the firmware deployed? sicbo deploy "
-                  "--port %s --board FILE --table FILE" % (failed, args.port))
-        elif failed:
-            print("the board's diag.%s() failed: %s" % (args.what, failed))
-        if (args.pull_journal or svg) and names is None:
-            raise UsageError("the board did not list its journal")
-        if args.pull_journal:
-            data = b"".join(segs.get(n, b"") for n in names)
-            with open(args.pull_journal, "wb") as f:
-                f.write(data)
-            from sicbo import journal
+class _Session:
+    """What one diag did: `reached`, once mpremote reached the board (its
+    app stopped: diag resets it afterwards)."""
 
-            # Counted per segment: a record torn by a power cut ends its segment.
-            recs = [r for n in names for r in journal.records(segs.get(n, b""))]
-            print("journal: %s, %s, %s -> %s" % (
-                plural(len(names), "segment"), plural(len(data), "byte"),
-                plural(len(recs), "record"), os.path.abspath(args.pull_journal)))
-        if svg:
-            _picture(svg, table_arg or board_table, [(n, segs.get(n, b"")) for n in names])
+    def __init__(self):
+        self.reached = False
+
+
+def _restart(args, lock):
+    """The board reset so that the table resumes (typed at its REPL), and
+    what it printed as it started."""
+    # The clock was set (and journaled) at the start: the reset sets it no
+    # more (an unjournaled set, however small).
+    clock = None
+    try:
+        states = boardstate.reset_and_read(args.port, "sicbo diag", clock, lock=lock)
+    except OSError as e:
+        raise UsageError("lost the board at %s at its reset (%s)" % (args.port, e)) from None
+    for line in boardstate.summary(states, port=args.port):
+        print("board reset: " + line)
+    if states and states[-1].settled and states[-1].advice(args.port):
+        print("  do: " + states[-1].advice(args.port))
+
+
+def _diag(args, mp, code, svg, table_arg, session=None):
+    session = session or _Session()
+    chain = []
+    if not args.no_rtc:
+        chain += ["exec", clock_code(boardstate.clock_tuple()), "+"]
+    if args.pull_journal or svg:
+        chain += ["exec", PULL, "+"]
+    chain += ["exec", code]
+    out, failed = _run(mp, chain, session)
+    text, segs, names = split_journal(out)
+    if failed:
+        text = _without_traceback(text)
+    if text.strip():
+        print(text.rstrip())
+    if failed and "no module named 'diag'" in failed:
+        print("the board has no diag module (%s): is the firmware deployed? sicbo deploy "
+              "--port %s --board FILE --table FILE" % (failed, args.port))
+    elif failed:
+        print("the board's diag.%s() failed: %s" % (args.what, failed))
+    if (args.pull_journal or svg) and names is None:
+        raise UsageError("the board did not list its journal")
+    if args.pull_journal:
+        data = b"".join(segs.get(n, b"") for n in names)
+        with open(args.pull_journal, "wb") as f:
+            f.write(data)
+        from sicbo import journal
+
+        # Counted per segment: a record torn by a power cut ends its segment.
+        recs = [r for n in names for r in journal.records(segs.get(n, b""))]
+        print("journal: %s, %s, %s -> %s" % (
+            plural(len(names), "segment"), plural(len(data), "byte"),
+            plural(len(recs), "record"), os.path.abspath(args.pull_journal)))
+    if svg:
+        # The status and the journal are out: a picture that cannot be drawn
+        # is said in one line (the board answered: exit 0).
+        try:
+            _picture(svg, mp, table_arg, [(n, segs.get(n, b"")) for n in names])
+        except UsageError as e:
+            print("picture: not drawn: %s" % e)
+
+
+def _load_table(path, said=None):
+    """(cfg, table) of a table file, or UsageError naming it (as `said`
+    when given: the board's file rather than the host's copy of it)."""
+    from host_tools.rules import load_table
+
+    try:
+        return load_table(path)
+    except UsageError as e:
+        if said is None:
+            raise
+        why = str(e).replace("table file %s" % path, said).replace(path, said)
+        raise UsageError(why) from None
+
+
+def _board_table(mp, tmp):
+    """The board's own table file copied to tmp (mpremote's `fs cp`, in a
+    run of its own: its failure stops nothing else); UsageError saying why
+    when it cannot be."""
+    local = os.path.join(tmp, "table.json")
+    try:
+        mp.run("fs", "cp", ":" + BOARD_TABLE, local)
+    except DeployError as e:
+        said = "%s\n%s" % (e, getattr(e, "output", ""))
+        if "No such file" in said or "ENOENT" in said:
+            raise UsageError("the board has no %s: give the table file with --table FILE"
+                             % BOARD_TABLE) from None
+        raise UsageError("cannot copy %s from the board: %s" % (BOARD_TABLE, e)) from None
+    if not os.path.isfile(local):
+        raise UsageError("cannot copy %s from the board: mpremote wrote nothing"
+                         % BOARD_TABLE)
+    return local
 
 
 def plural(n, word):
@@ -184,22 +250,27 @@ def _board_exception(out):
     return None
 
 
-def _run(mp, chain):
+def _run(mp, chain, session=None):
     """(output, None), or (output, the exception's line) when the board
     answered with a traceback (the chain stops there)."""
+    session = session or _Session()
     try:
         try:
-            return mp.run(*chain), None
+            out = mp.run(*chain)
         except DeployError as e:
             if "no raw REPL" not in str(e):
                 raise
             # A board that is restarting (after a reset, e.g. the last diag's)
             # loses what it is sent for about a second: ask once more.
             time.sleep(RETRY_AFTER_S)
-            return mp.run(*chain), None
+            out = mp.run(*chain)
+        session.reached = True
+        return out, None
     except DeployError as e:
         out = getattr(e, "output", "")
         failed = _board_exception(out)
+        if failed:
+            session.reached = True  # the board answered, with a traceback
         for name in ("dump_journal", "set_clock"):
             if name in str(e) or (failed and name in failed):
                 raise UsageError("the board's diag has no %s(): deploy this revision "
@@ -209,10 +280,15 @@ def _run(mp, chain):
         raise
 
 
-def _picture(path, table_path, segs):
+def _picture(path, mp, table_arg, segs):
     from host_tools.commands.journal import Reading, svg_of_round
-    from host_tools.rules import load_table
 
-    cfg, table = load_table(table_path)
-    rid = svg_of_round(Reading(segs, table), cfg, table, None, path)
+    if table_arg:
+        cfg, table = _load_table(table_arg)
+        rid = svg_of_round(Reading(segs, table), cfg, table, None, path)
+    else:
+        with tempfile.TemporaryDirectory(prefix="sicbo-diag-") as tmp:
+            local = _board_table(mp, tmp)
+            cfg, table = _load_table(local, "the board's %s" % BOARD_TABLE)
+        rid = svg_of_round(Reading(segs, table), cfg, table, None, path)
     print("picture: round %d -> %s" % (rid, os.path.abspath(path)))
