@@ -596,6 +596,11 @@ class MpRemote:
                 or "SerialException" in both:
             return DeployError("lost the board at %s (%s): nothing is committed before the "
                                "manifest; deploy again" % (self.port, last))
+        if "OSError: 28" in both or "ENOSPC" in both:
+            return DeployError("the board's filesystem at %s is full (%s): what needed the "
+                               "room was not done (a deploy not complete: the table does not "
+                               "start until one is); make room on the board, then again"
+                               % (self.port, last))
         return DeployError("the board at %s failed: %s" % (self.port, last))
 
 

@@ -337,3 +337,13 @@ def test_a_deploy_cut_short_is_named_and_the_table_does_not_start(vb):
 
         MpRemote(vb.port).run("exec", "import diag; diag.clear_fault()")
     running(vb)
+
+
+def test_a_full_filesystem_on_the_board_is_said_so():
+    # mpremote's last line was all a technician saw: "OSError: 28".
+    from host_tools.deploy import MpRemote
+
+    e = MpRemote("/dev/ttyUSB0").error("", "Traceback (most recent call last):\n"
+                                           "  File \"<stdin>\", line 3, in sd_w\n"
+                                           "OSError: 28\n")
+    assert "the board's filesystem at /dev/ttyUSB0 is full (OSError: 28)" in str(e), e
