@@ -130,8 +130,6 @@ EQUIVALENT = (
     # record; the generator is closed when dropped.
     ("journal_store.py", "if s[1] < 0:", "`<` -> `<=` in `s[1] < 0`",
      "re-reading an empty segment's first seq finds 0 again"),
-    ("journal_store.py", "if s[1] < 0:", "0 -> 1",
-     "re-reading an empty segment's first seq finds 0 again"),
     ("journal_store.py", "for _piece in g:\nbreak", "deleted: `break`",
      "the first seq is taken from the first window only"),
     ("journal_store.py", "g.close()", "deleted: `g.close()`",
@@ -218,7 +216,7 @@ EQUIVALENT = (
     ("hw/switches.py", 'self._changed = array("i", [0] * n)', "0 -> -1", _SET_FIRST),
     # diag's settle waits past three debounce times (the board file's is at
     # least 1 ms): a millisecond more or less still polls past one of them.
-    ("diag.py", "sw.debounce_ms * 3) + 1", "1 -> 0",
+    ("diag.py", "sw.debounce_ms * 3) + 1", "1 -> 2",
      "a settle of exactly three debounce times (each at least 1 ms) is past one of them"),
     # link.outbox.Link: what a connection needs is set when it comes up
     # (_came_up), before the pass reads it; top only ever grows.
@@ -279,7 +277,7 @@ EQUIVALENT = (
      "both callers open the segment just before"),
     # diag.dump_journal: the segments' bytes go out in pieces of hex that the
     # host joins again; the size of a piece changes no byte pulled.
-    ("diag.py", "buf = bytearray(192)", "192 -> 191",
+    ("diag.py", "buf = bytearray(192)", "192 -> 193",
      "the host joins the pieces: any piece size pulls the same bytes"),
     # ... and caught up, the chain's next number is past every record rs has
     # read (catch_up follows them all), so ch.seq <= rs.seq never holds: the

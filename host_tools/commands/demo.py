@@ -823,9 +823,13 @@ def _start_floor(args, out):
             out("floor: broker 127.0.0.1:%d (TLS, the tables' certificates, the site's ACL), "
                 "the floor service storing into %s (its log: %s)"
                 % (local.port, db, local.log_path))
-            out("floor: another table on this floor: sicbo demo --folder run/T02 --table-id "
+            # The command as it runs from this checkout (the README's
+            # .venv/bin/sicbo), pasted as printed.
+            exe = os.path.join(os.path.dirname(sys.executable), "sicbo")
+            out("floor: another table on this floor: %s demo --folder run/T02 --table-id "
                 "T02 --broker 127.0.0.1:%d --site-folder %s --floor-db %s"
-                % (local.port, site.folder, db))
+                % (os.path.relpath(exe) if os.path.exists(exe) else "sicbo", local.port,
+                   site.folder, db))
         else:
             host, port = host_port(args.broker)
             site = df.DemoSite(args.site_folder, make=False)

@@ -110,6 +110,11 @@ def run(args, mpremote=None):
         raise UsageError("--table is for --svg")
     if table_arg:
         _load_table(table_arg)  # a file of this computer's: refused before the board is touched
+    for out in (args.pull_journal, svg):
+        # Where the journal or the picture goes: checked before the board is touched.
+        folder = os.path.dirname(os.path.abspath(out)) if out else None
+        if folder is not None and not os.path.isdir(folder):
+            raise UsageError("cannot write %s: no folder %s" % (out, folder))
     mp = mpremote or MpRemote(args.port)
     mp.check_port()
     with PortLock(args.port, "sicbo diag") as lock:
@@ -178,8 +183,12 @@ def _diag(args, mp, code, svg, table_arg, session=None):
         raise UsageError("the board did not list its journal")
     if args.pull_journal:
         data = b"".join(segs.get(n, b"") for n in names)
-        with open(args.pull_journal, "wb") as f:
-            f.write(data)
+        try:
+            with open(args.pull_journal, "wb") as f:
+                f.write(data)
+        except OSError as e:
+            raise UsageError("cannot write the journal to %s: %s"
+                             % (args.pull_journal, e.strerror or e)) from None
         from sicbo import journal
 
         # Counted per segment: a record torn by a power cut ends its segment.

@@ -430,8 +430,12 @@ def _approvals(args):
     try:
         rows = staff.approval_rows(conn)
         now = staff.approved(conn)
-    except Exception as e:  # noqa: BLE001 (a store without the view's tables)
-        raise UsageError("%s has no approvals (%s)" % (args.db, e)) from None
+    except sqlite3.OperationalError as e:
+        if "no such table" not in str(e):
+            raise UsageError("cannot read the approvals of %s (%s)" % (args.db, e)) from None
+        # The service's store before anything was approved (the view's
+        # tables are made at the first approval or account): none yet.
+        rows, now = [], {"code": set(), "config": set()}
     if args.json:
         print(json.dumps({"approved": {k: sorted(v) for k, v in now.items()}, "history": [
             dict(zip(("id", "kind", "value", "action", "by", "note", "at"), r, strict=True))

@@ -347,3 +347,14 @@ def test_a_full_filesystem_on_the_board_is_said_so():
                                            "  File \"<stdin>\", line 3, in sd_w\n"
                                            "OSError: 28\n")
     assert "the board's filesystem at /dev/ttyUSB0 is full (OSError: 28)" in str(e), e
+
+
+@pytest.mark.parametrize("option", ["--pull-journal", "--svg"])
+def test_where_the_journal_or_picture_goes_is_checked_before_the_board(tmp_path, option):
+    # A folder that is not there gave a traceback after the board's app was
+    # stopped, and left it stopped.
+    r = subprocess.run(SICBO + ["diag", "--port", str(tmp_path / "no-port"), option,
+                                str(tmp_path / "none" / "out")],
+                       cwd=REPO, capture_output=True, text=True, timeout=DIAG_S)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.count("\n") == 1 and "no folder %s" % (tmp_path / "none") in r.stderr

@@ -243,3 +243,17 @@ def test_a_path_where_no_store_is(tmp_path, fed):
     conn = staff.open_rw(db)
     assert [u[0] for u in staff.users(conn)] == ["bob"]
     conn.close()
+
+
+def test_approvals_of_the_services_store_before_any_approval_are_none(tmp_path):
+    # The service's store has no view tables until the first approval or
+    # account: "none", not an SQL error.
+    db = str(tmp_path / "floor.db")
+    j = TableJournal(3)
+    j.play_round()
+    feed(db, {"T1": j})
+    r = sicbo("floor", "approvals", "--db", db)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+    assert r.stdout.splitlines() == ["approved code: none", "approved config: none"], r.stdout
+    r = sicbo("floor", "approvals", "--db", db, "--json")
+    assert r.returncode == 0 and '"history": []' in r.stdout, r.stdout

@@ -20,7 +20,8 @@ from host_tools.cli import main
 SICBO = [sys.executable, "-m", "host_tools"]
 STORED = re.compile(r"^floor \| (T\d+) round (\d+) stored: (\S+) (paid|void).*records up to "
                     r"seq (\d+)")
-ANOTHER = re.compile(r"^floor: another table on this floor: sicbo demo (.*)$")
+# The command as printed: this checkout's sicbo (.venv/bin/sicbo), pasted as is.
+ANOTHER = re.compile(r"^floor: another table on this floor: (?:\S*/)?sicbo demo (.*)$")
 
 
 def _demo(*args, timeout=600):
@@ -50,6 +51,8 @@ def test_the_demo_shows_the_rounds_the_floor_stores_and_a_second_table_joins(tmp
     # a floor started again here, on the same site and store)
     another = [ANOTHER.match(ln).group(1) for ln in lines if ANOTHER.match(ln)]
     assert another and "--table-id T02" in another[0] and "--site-folder" in another[0]
+    exe = [ln.split(": ")[2].split(" demo ")[0] for ln in lines if ANOTHER.match(ln)][0]
+    assert os.access(os.path.join(REPO, exe), os.X_OK), exe  # runs as printed, from here
     code, lines, err = _demo("--floor", "--rounds", "1", "--seed", "5", "--folder", folder)
     assert code == 0, err
     assert any("T01: 2 rounds stored from earlier runs" in ln for ln in lines), lines
