@@ -178,6 +178,9 @@ _rm('%s')
 ''' % BOARD_ROOT
 
 
+BATCH = 16  # test files per mpremote run on a board
+
+
 def run_board(port, files, clean=False, mpremote=None):
     from host_tools.deploy import MpRemote
 
@@ -187,12 +190,16 @@ def run_board(port, files, clean=False, mpremote=None):
     written, total = copy_tests(mp)
     print("tests on %s:%s (%d of %d files written)" % (port, BOARD_ROOT, written, total))
     passed = failed = 0
-    chain = []
-    for i, name in enumerate(names):
-        if i:
-            chain += ["+", "soft-reset", "+"]
-        chain += ["exec", _RUN_ONE % {"root": BOARD_ROOT, "name": name}]
-    out = mp.run(*chain)
+    # A few files per mpremote run, each run within the port's timeout: the
+    # whole suite in one run outlasted it on a virtual board (918 tests).
+    out = ""
+    for at in range(0, len(names), BATCH):
+        chain = []
+        for i, name in enumerate(names[at:at + BATCH]):
+            if i or at:
+                chain += (["+"] if i else []) + ["soft-reset", "+"]
+            chain += ["exec", _RUN_ONE % {"root": BOARD_ROOT, "name": name}]
+        out += mp.run(*chain)
     # one "N passed, N failed" per file, in order
     found = _COUNTS.findall(out)
     sys.stdout.write(re.sub(r"\n{3,}", "\n\n", _COUNTS.sub("", out)).strip() + "\n")
