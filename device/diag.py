@@ -202,6 +202,11 @@ def _seqs(g):
     return "seq %d" % g[0] if g[0] == g[1] else "seq %d..%d" % (g[0], g[1])
 
 
+# The configuration id of the files last read (J_CONFIG's, the floor's
+# status `config`: what an approval names), for status to show.
+_CONFIG_ID = [None]
+
+
 def _files_reader():
     """tablefiles, loaded now: loaded at diag's import, a damaged file of it
     would take every command down, the journal's too. _Refused says why
@@ -230,6 +235,7 @@ def _read_files(board_path, table_path):
         got = None
         try:
             config = tablefiles.config_id(board_path, table_path)
+            _CONFIG_ID[0] = config
             got = tablefiles.cached(board_path, config)
         except MemoryError:
             raise
@@ -394,6 +400,11 @@ def _status():
         _board, cfg = c.files()
         print("table     %s (edition %d, approval %s, effective %s)" % (
             cfg.name, cfg.edition, cfg.approval["reference"], cfg.approval["effective"]))
+        if _CONFIG_ID[0] is not None:
+            from binascii import hexlify
+
+            print("config    id %s (J_CONFIG; the floor's approvals name it)"
+                  % hexlify(_CONFIG_ID[0]).decode())
         refused = False
     except _Refused as e:
         print("table     files refused: %s" % e)

@@ -112,6 +112,15 @@ def test_a_clean_journal_has_no_alarm():
     _setup(t)
     diag.status()
     assert _said("alarms ") == ["alarms    none"], _out
+    # The configuration id the journal's J_CONFIG and the floor's approvals name.
+    from binascii import hexlify
+
+    import tablefiles
+
+    ident = hexlify(tablefiles.config_id(t.folder + "/board.json",
+                                         t.folder + "/table.json")).decode()
+    assert _said("config    id ") == ["config    id %s (J_CONFIG; the floor's approvals "
+                                      "name it)" % ident], _out
     del _out[:]
     diag.journal(60)
     assert not [x for x in _out if "MISSING" in x or "damage" in x], _out
