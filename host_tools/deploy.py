@@ -645,7 +645,7 @@ def probe_code(paths, want):
     names = ("sd_hash", "sd_exists", "sd_mpy", "sd_frozen", "sd_current", "sd_probe",
              "sd_clock", "sd_start")
     if want.get("record"):
-        names += ("sd_deployed", "sd_last_deploy", "sd_logged")
+        names += ("sd_deployed", "sd_last_record", "sd_last_deploy", "sd_logged")
     return agent_code(*names) + "sd_ok = sd_probe(%r, %r)\n" % (list(paths), want)
 
 
@@ -972,7 +972,8 @@ def provision(mp, keystore_path, table, log):
     from host_tools import keystore
 
     store = keystore.load(keystore_path, create=True)
-    out = mp.run("exec", agent_code("sd_last_seq") + "sd_last_seq(%r)\n" % JOURNAL_DIR)
+    out = mp.run("exec", agent_code("sd_last_record", "sd_last_seq")
+                 + "sd_last_seq(%r)\n" % JOURNAL_DIR)
     last = _marked(out, "SICBO-SEQ")
     chain = store.new_chain(table, last + 1)
     store.save()

@@ -232,11 +232,10 @@ def sd_deployed(kind, code, config, copied, removed):
     gc.collect()
 
 
-def sd_last_deploy(folder):
-    """(kind, code hex, configuration id hex) of the journal's last deploy
-    record (J_DEPLOY, type 28: p0 the kind, p4..p11 the code hash's first 8
-    bytes, p12..p17 the configuration id; the payload at byte 24; every
-    record's CRC checked, as sd_last_seq), or None if the journal has none."""
+def sd_last_record(folder, pick):
+    """The last of pick(data, off, length) that is not None over the CRC-valid
+    records of the newest journal segment that has one (None if none): the
+    journal read as the board reads it, one segment in memory at a time."""
     try:
         names = sorted(n for n in os.listdir(folder) if n.startswith("j") and n.endswith(".log"))
     except OSError:
@@ -252,17 +251,27 @@ def sd_last_deploy(folder):
             if data[off] == 0xA5 and 28 <= k <= 1024 and off + k <= len(data) and (
                     binascii.crc32(data[off:off + k - 4]) ==
                     struct.unpack_from("<I", data, off + k - 4)[0]):
-                if data[off + 1] == 28 and k >= 48:
-                    last = (data[off + 24], binascii.hexlify(data[off + 28:off + 36]).decode(),
-                            binascii.hexlify(data[off + 36:off + 42]).decode())
+                v = pick(data, off, k)
+                if v is not None:
+                    last = v
                 off += k
             else:
                 off += 1
         data = None
         gc.collect()
-        if last:
+        if last is not None:
             return last
     return None
+
+
+def sd_last_deploy(folder):
+    """(kind, code hex, configuration id hex) of the journal's last deploy
+    record (J_DEPLOY, type 28: p0 the kind, p4..p11 the code hash's first 8
+    bytes, p12..p17 the configuration id; the payload at byte 24), or None if
+    the journal has none."""
+    return sd_last_record(folder, lambda d, o, k: (
+        d[o + 24], binascii.hexlify(d[o + 28:o + 36]).decode(),
+        binascii.hexlify(d[o + 36:o + 42]).decode()) if d[o + 1] == 28 and k >= 48 else None)
 
 
 def sd_logged(folder, kind, code, config):
@@ -431,31 +440,8 @@ def sd_last_seq(folder):
     """Prints the journal's last sequence number (SICBO-SEQ; 0: none): that
     of the last record whose CRC checks out in the newest segment that has
     one. A provisioning's first key is for the number after it."""
-    try:
-        names = sorted(n for n in os.listdir(folder) if n.startswith("j") and n.endswith(".log"))
-    except OSError:
-        names = []
-    for n in reversed(names):
-        f = open(folder + "/" + n, "rb")
-        data = f.read()
-        f.close()
-        last = 0
-        off = 0
-        while off + 28 <= len(data):
-            k = data[off + 2] | data[off + 3] << 8
-            if data[off] == 0xA5 and 28 <= k <= 1024 and off + k <= len(data) and (
-                    binascii.crc32(data[off:off + k - 4]) ==
-                    struct.unpack_from("<I", data, off + k - 4)[0]):
-                last = struct.unpack_from("<I", data, off + 4)[0]
-                off += k
-            else:
-                off += 1
-        data = None
-        gc.collect()
-        if last:
-            print("SICBO-SEQ", last)
-            return
-    print("SICBO-SEQ", 0)
+    print("SICBO-SEQ", sd_last_record(
+        folder, lambda d, o, k: struct.unpack_from("<I", d, o + 4)[0]) or 0)
 
 
 def sd_provision(folder, data):
