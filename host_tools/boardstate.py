@@ -243,6 +243,13 @@ def clock_tuple(now: datetime.datetime | None = None) -> tuple[int, ...]:
 
 # Ctrl-C twice stops running code (the app); Ctrl-B leaves a raw REPL.
 INTERRUPT = b"\r\x03\x03\x02\r"
+PROMPT = b">>> "
+# Typed again when the REPL did not answer: soon after a start-up line (the
+# board booted past the Ctrl-C: it reset as it came, and a reset loses what
+# the UART held), else after a long silence. Not sooner: a second Ctrl-C
+# while the app journals its stop would cut that record.
+AGAIN_AFTER_BOOT_S = 0.5
+AGAIN_AFTER_S = 5.0
 
 
 class Console:
@@ -314,6 +321,26 @@ class Console:
                 return None
         line, self._buf = self._buf.split(b"\n", 1)
         return line.decode("utf-8", "replace").rstrip("\r")
+
+    def read_to_prompt(self, timeout: float, on_line: Callable[[str], None]) -> bool:
+        """Reads until the REPL's prompt (``>>> ``) comes: True, the bytes up
+        to it taken; False when it did not come within timeout. Every whole
+        line before it goes to on_line."""
+        assert self._serial is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            at = self._buf.find(PROMPT)
+            nl = self._buf.find(b"\n")
+            if nl >= 0 and (at < 0 or nl < at):
+                line, self._buf = self._buf.split(b"\n", 1)
+                on_line(line.decode("utf-8", "replace").rstrip("\r"))
+                continue
+            if at >= 0:
+                self._buf = self._buf[at + len(PROMPT):]
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            self._buf += self._serial.read(512)
 
     def close(self) -> None:
         s, self._serial = self._serial, None
@@ -445,20 +472,62 @@ def type_and_read(port: str, who: str, code: bytes, lock: PortLock | None = None
                   timeout: float = BOOT_TIMEOUT_S,
                   on_line: Callable[[str], None] | None = None,
                   on_state: Callable[[BoardState], None] | None = None) -> list[BoardState]:
-    """Opens the port, stops what runs (Ctrl-C at the REPL), types `code`
-    (one line ending in a return) and reads the start-up that follows
-    (read_states). OSError when the port cannot be opened or goes away."""
+    """Opens the port, stops what runs (Ctrl-C, interrupt()), types `code`
+    (one line ending in a return) at the REPL once it answers, and reads
+    the start-up that follows (read_states). A board that never lets its
+    REPL answer within `timeout` (it keeps resetting) is not typed at: the
+    state lines it printed meanwhile are returned. OSError when the port
+    cannot be opened or goes away."""
     import serial  # pyserial
 
     with Console(port, who, lock=lock) as con:
-        con.drop_input()
-        con.write(INTERRUPT)
-        con.write(code)
-        typed = code.decode("utf-8", "replace").strip()
         try:
+            before = interrupt(con, timeout, on_line)
+            if before is not None:
+                return before
+            con.write(code)
+            typed = code.decode("utf-8", "replace").strip()
             return read_states(con, timeout, on_line, on_state, typed=typed)
         except serial.SerialException as e:
             raise OSError(str(e)) from None
+
+
+def interrupt(con: Console, timeout: float,
+              on_line: Callable[[str], None] | None = None) -> list[BoardState] | None:
+    """Stops what runs on the board and waits for its REPL's prompt: None
+    once it came. Typed again (AGAIN_AFTER_*) when the board booted past
+    it or stayed silent; when no prompt came within `timeout`, the state
+    lines the board printed meanwhile (a board in a reset loop: its
+    faults; [] if none)."""
+    con.drop_input()
+    seen: list[BoardState] = []
+    reader = LineReader()
+
+    def line(text: str) -> None:
+        if on_line is not None:
+            on_line(text)
+        s = reader.feed(text)
+        if s is not None:
+            seen.append(s)
+
+    deadline = time.monotonic() + timeout
+    while True:
+        con.write(INTERRUPT)
+        sent = time.monotonic()
+        while True:
+            booted = len(seen)
+            wait = min(deadline, sent + AGAIN_AFTER_S) - time.monotonic()
+            if con.read_to_prompt(max(0.0, min(wait, 0.5)), line):
+                return None
+            now = time.monotonic()
+            if now >= deadline:
+                return seen
+            if now >= sent + AGAIN_AFTER_S:
+                break
+            if len(seen) > booted:  # a start-up line: the Ctrl-C was lost
+                if con.read_to_prompt(AGAIN_AFTER_BOOT_S, line):
+                    return None
+                break
 
 
 def reset_and_read(port: str, who: str, clock: tuple[int, ...] | None = None,

@@ -21,7 +21,8 @@ What it handles, as a board's console behaves:
 * Host input is held while the interpreter boots (the unix port flushes
   unread input when its REPL switches the terminal to raw mode; a board's
   UART keeps it). It is delivered once the first prompt was seen and the
-  terminal is raw.
+  terminal is raw. A hard reset loses it (a soft reset keeps it), as a
+  board's reset loses what its UART had not handed to the REPL.
 * Ctrl-C while it boots interrupts boot.py/main.py, as on a board, and never
   ends the interpreter (a soft reset no board makes): the unix port has a
   SIGINT handler only while code runs, and raises the KeyboardInterrupt at
@@ -178,6 +179,11 @@ class ReplFraming:
         """A new interpreter was started as `kind`."""
         self.kind = kind
         self.state = self.START
+        if kind == POWER_ON:
+            # A hard reset (or a panic, the watchdog) loses what the board's
+            # UART had received and its REPL not read yet: a Ctrl-C or a line
+            # typed while main.py ran, as the board reset under it.
+            self._pending.clear()
         self._ctrl_c_held = self._interrupting = self._prompt_seen = False
         self._carry_prompt = b""
         self.raw_mode = kind == SOFT_RAW

@@ -186,3 +186,70 @@ def test_an_exception_nothing_contained_is_said():
                                                                 "'shell'")]
     assert states[0].describe() == ("the app stopped on an exception, at the REPL now: "
                                     "ImportError: no module named 'shell'")
+
+
+class _LoopingSerial:
+    """The serial port of a board in a reset loop, in bytes: each boot
+    prints a fault and resets; a Ctrl-C that comes while it resets is lost
+    (the first `lost` of them), a later one stops main.py into the REPL,
+    which then echoes what is typed."""
+
+    FAULT = b"sicbo: FAULT in stage 4: OSError 28\r\n"
+
+    def __init__(self, lost):
+        self.lost = lost
+        self.out = bytearray(self.FAULT)  # a boot in flight as the host opens it
+        self.writes = []
+        self.at_repl = False
+
+    def reset_input_buffer(self):
+        self.out.clear()
+
+    def write(self, data):
+        self.writes.append(bytes(data))
+        if self.at_repl:
+            if not data.startswith(b"\r\x03"):
+                self.out += b">>> " + data.rstrip(b"\r") + b"\r\n"
+            return
+        if self.lost:
+            self.lost -= 1
+            self.out += self.FAULT  # the next boot, past the lost Ctrl-C
+            return
+        self.at_repl = True
+        self.out += b"KeyboardInterrupt: \r\nMicroPython v1.28.0 on x; ESP32\r\n>>> "
+
+    def flush(self):
+        pass
+
+    def read(self, n):
+        if not self.out:
+            __import__("time").sleep(0.01)
+            return b""
+        data, self.out[:n] = bytes(self.out[:n]), b""
+        return data
+
+
+def _console(serial):
+    con = bs.Console("/dev/fake", "test")
+    con._serial = serial
+    return con
+
+
+def test_the_code_is_typed_once_the_repl_answers_the_ctrl_c_again_if_a_reset_lost_it():
+    # The reset typed at a board whose boot reset under the Ctrl-C was lost
+    # with it, and its code was left for the next boot's REPL (CI: the
+    # board then reset under the next tool's mpremote).
+    port = _LoopingSerial(lost=2)
+    con = _console(port)
+    assert bs.interrupt(con, 10) is None
+    assert port.writes == [bs.INTERRUPT] * 3  # typed again after each boot past it
+    con.write(b"import machine; machine.reset()\r")
+    assert con.readline(1) == ">>> import machine; machine.reset()"
+
+
+def test_a_board_whose_repl_never_answers_is_not_typed_at_and_its_faults_are_said():
+    port = _LoopingSerial(lost=10 ** 6)
+    states = bs.interrupt(_console(port), 1.5)
+    assert states and {s.kind for s in states} == {bs.FAULT}
+    assert set(port.writes) == {bs.INTERRUPT}  # never the code
+    assert bs.keeps_resetting(states).startswith("the board keeps resetting: FAULT in stage 4")

@@ -266,3 +266,34 @@ def test_partial_suffix():
     assert partial_suffix(b"abc\x1b_vb", b"\x1b_vboard:") == 4
     assert partial_suffix(b"abc", b"\x1b_vboard:") == 0
     assert partial_suffix(b"\x1b_vboard:", b"\x1b_vboard:") == 0
+
+
+def test_input_held_while_main_runs_is_lost_at_a_hard_reset():
+    # typed while main.py runs, then main.py resets the board (a reset loop):
+    # what its UART held is gone with the reset, as on an ESP32, and never
+    # reaches the REPL of a later boot (where it would reset the board again
+    # under the next host tool)
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.child_output(BOOT)
+    f.host_input(b"import machine; machine.reset()\r")
+    f.child_exited(RESET_EXIT)
+    assert f.take_actions() == [("restart", POWER_ON, "hard")]
+    f.started(POWER_ON)
+    f.child_output(BOOT + READY + b">>> ")
+    assert f.take_child() == ACK
+    f.repl_reading()
+    assert f.take_child() == b""
+    # a soft reset keeps it (the REPL reads it after the reboot)
+    f = booted()
+    f.host_input(b"\x04")
+    f.take_child()
+    f.child_exited(0)
+    f.take_actions()
+    f.started(SOFT_FRIENDLY)
+    f.child_output(BOOT)
+    f.host_input(b"kept\r")
+    f.child_output(READY + b">>> ")
+    assert f.take_child() == ACK
+    f.repl_reading()
+    assert f.take_child() == b"kept\r"
