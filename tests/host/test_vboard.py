@@ -272,11 +272,20 @@ def test_sicbo_test_on_the_virtual_board(vb):
     with open(os.path.join(vb.fs, "t", "tests", "logic", "test_dates.py"), "w") as f:
         f.write("raise ImportError('stale source')\n")
     r = subprocess.run([sys.executable, "-m", "host_tools", "test", "--on", vb.port,
-                        "test_areas.py", "test_dates.py"],
+                        "test_areas.py", "test_dates.py", "test_board.py", "test_faults.py"],
                        cwd=REPO, capture_output=True, text=True, timeout=600)
     last = r.stdout.strip().splitlines()[-1]
     passed, failed = int(last.split()[0]), int(last.split()[2])
     assert passed > 0 and failed == 0 and r.returncode == 0, r.stdout + r.stderr
+    # test_board.py reads the shipped board files (copied beside the tests)
+    row = [ln for ln in r.stdout.splitlines() if ln.strip().startswith("test_board.py ")]
+    assert len(row) == 1 and " 0 failed" in row[0], r.stdout
+    assert os.path.exists(os.path.join(vb.fs, "t", "board_config", "boards", "virtual.json"))
+    # the controller's tests need more heap than this board's: not run, and said so
+    assert vb.heap == "240k"
+    assert ("1 controller test file(s) not run: this board's heap of " in r.stdout
+            and "under the 393216 they need on a 64-bit board" in r.stdout), r.stdout
+    assert not [ln for ln in r.stdout.splitlines() if ln.strip().startswith("test_faults.py")]
     assert os.path.exists(os.path.join(vb.fs, "t", "tests", "mp_runner.py"))
     assert os.path.exists(os.path.join(vb.fs, "t", "device", "sicbo", "settle.mpy"))
     assert not os.path.exists(os.path.join(vb.fs, "t", "tests", "logic", "test_dates.py"))
