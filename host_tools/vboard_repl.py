@@ -28,7 +28,9 @@ What it handles, as a board's console behaves:
   SIGINT handler only while code runs, and raises the KeyboardInterrupt at
   once, wherever the code is. So a Ctrl-C before ``boot`` waits for it; one
   at a time is passed on, the next after ``int`` (Ctrl-Cs meanwhile are
-  merged into it, as a board merges them); after ``ready`` a Ctrl-C is a
+  merged into it, as a board merges them), or after the board printed
+  without taking it (it was lost: merged into it, no later Ctrl-C would
+  reach the board); after ``ready`` a Ctrl-C is a
   byte for the REPL, and the script is answered with ACK (0x06), after any
   Ctrl-C passed on: it ends once it has read it, so that no SIGINT lands
   after it. A SIGINT that lands as the ACK is read can lose it: the script
@@ -140,6 +142,7 @@ class ReplFraming:
         self._pasted_running = False  # that code runs (Ctrl-C becomes SIGINT)
         self._ctrl_c_held = False     # a Ctrl-C waits for the boot script to run
         self._interrupting = False    # a Ctrl-C was passed on, not yet taken
+        self._printed_since = False   # the board printed since it was passed on
         self._tail = b""              # recent output, for the REPL mode
         self._nl = NewlineFilter()
 
@@ -185,6 +188,7 @@ class ReplFraming:
             # typed while main.py ran, as the board reset under it.
             self._pending.clear()
         self._ctrl_c_held = self._interrupting = self._prompt_seen = False
+        self._printed_since = False
         self._carry_prompt = b""
         self.raw_mode = kind == SOFT_RAW
         self._nl.binary = False
@@ -250,6 +254,7 @@ class ReplFraming:
         """What the interpreter printed, markers taken out."""
         while data:
             if self.state in (self.START, self.BOOT):
+                self._printed_since = self._interrupting
                 self._emit(data)
                 return
             if self.state in (self.PROMPT, self.HIDE) and not self._prompt_seen:
@@ -344,8 +349,13 @@ class ReplFraming:
         self._tail = window[-40:]
 
     def _pass_ctrl_c(self) -> None:
-        if not self._interrupting:
+        # One at a time; but one the board printed past without taking it
+        # (no "int") is gone: a board raises KeyboardInterrupt for every
+        # Ctrl-C, and merged into a lost one every later Ctrl-C was lost
+        # too (CI: a board that could no longer be stopped).
+        if not self._interrupting or self._printed_since:
             self._interrupting = True
+            self._printed_since = False
             self._child += b"\x03"
 
     def _booted(self) -> None:

@@ -84,7 +84,14 @@ def _vb_main():
     while not done:
         try:
             if not began:
-                began = sys.stdout.write("\x1b_vboard:boot\x1b\\")
+                # Set before the marker goes out: the relay passes a held
+                # Ctrl-C once it sees it, and the KeyboardInterrupt can come
+                # before the write's result is stored. Set after, the marker
+                # went out again and "int" never: the relay then merged every
+                # later Ctrl-C into that one, and the board could no longer be
+                # stopped (CI: mpremote "could not enter raw repl").
+                began = True
+                sys.stdout.write("\x1b_vboard:boot\x1b\\")
             elif say:
                 sys.stdout.write(say)
             say = ""

@@ -297,3 +297,20 @@ def test_input_held_while_main_runs_is_lost_at_a_hard_reset():
     assert f.take_child() == ACK
     f.repl_reading()
     assert f.take_child() == b"kept\r"
+
+
+def test_a_ctrl_c_the_board_printed_past_is_lost_and_the_next_goes():
+    # passed on, never taken (no "int"), and main.py printing on: merged
+    # into it, no later Ctrl-C would ever reach the board
+    f = ReplFraming()
+    f.started(POWER_ON)
+    f.child_output(BOOT + b"main.py runs\n")
+    f.host_input(b"\x03")
+    assert f.take_child() == b"\x03"
+    f.host_input(b"\x03")
+    assert f.take_child() == b""  # nothing printed since: on its way still
+    f.child_output(b"sicbo: T, round 0, state 0\n")  # main.py went on past it
+    f.host_input(b"\x03")
+    assert f.take_child() == b"\x03"
+    f.child_output(b"KeyboardInterrupt:\n" + INT + READY + b">>> ")
+    assert f.take_child() == ACK
