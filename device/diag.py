@@ -42,7 +42,6 @@ class _Context:
         self.switches = None
         self.outputs = {}  # adapter name -> adapter (hw/)
         self.walked = None  # the _Walk of the last state(): the journal's damage
-        self.alarms = None  # the alarms in force by the last state()
 
     def files(self):
         """(board, cfg), or raise _Refused with the refusal as the board's boot
@@ -63,7 +62,6 @@ class _Context:
     def drop(self):
         """Let go of what was made (made again when next needed)."""
         self._files = self._board = self._table = self.switches = self.walked = None
-        self.alarms = None
         self.outputs = {}
 
     def board(self):
@@ -110,26 +108,11 @@ class _Context:
     def state(self):
         """The round as the journal leaves it (a RoundState: no configuration
         needed)."""
-        from sicbo.journal import u32
         from sicbo.roundstate import RoundState
 
         rs = RoundState()
         w = self.walked = _Walk()
-        # The alarms in force (raised and not yet cleared or ended with their
-        # round), for status to name: (seq, round, record type, code, detail).
-        alarms = self.alarms = []
-
-        def take(b, o, gap):
-            rs.take(b, o, gap)
-            t = b[o + R.OFF_TYPE]
-            if not rs.alarm:
-                del alarms[:]
-            elif (t == R.J_ALARM or t == R.J_VIOLATION) and rs.seq == u32(b, o + R.OFF_SEQ):
-                p = o + R.HEADER
-                alarms[:] = alarms[-3:] + [(rs.seq, rs.round, t, b[p + R.P_CODE],
-                                            b[p + R.P_DETAIL])]
-
-        w.read(self._store(), rs, take)
+        w.read(self._store(), rs, rs.take)
         return rs
 
     def _store(self):
@@ -490,16 +473,6 @@ def _fault_line(entry):
                          "" if journaled else " (not yet in the journal)")
 
 
-def _alarms_text(alarms):
-    """The last alarms in force, by name, where the journal raised them."""
-    from sicbo import logtext
-
-    said = ["%s%s (round %d, seq %d)" % ("violation: " if t == R.J_VIOLATION else "",
-                                         logtext.message_text(code, detail), rid, seq)
-            for seq, rid, t, code, detail in alarms]
-    return (": " + "; ".join(said)) if said else ""
-
-
 def _status_journal(c, rs=None):
     from sicbo import logtext, texts
 
@@ -509,7 +482,7 @@ def _status_journal(c, rs=None):
         logtext.name_of(texts.STATE_NAMES, rs.state, "state", 0), rs.round, rs.boot, rs.seq))
     flags = []
     if rs.alarm:
-        flags.append("ALARM" + _alarms_text(c.alarms or ()))
+        flags.append("ALARM")
     if rs.violation:
         flags.append("VIOLATION")
     if rs.open_seq:
