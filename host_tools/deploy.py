@@ -519,6 +519,37 @@ def secret_names_code():
 
 # -- talking to the board ----------------------------------------------------
 
+def not_a_serial_port(p):
+    """What the path p is when it is no serial port ("a regular file", "a
+    folder", ...), None for a terminal device (a serial port, a pty) or a
+    path that cannot be read; PermissionError when it cannot be opened."""
+    import stat
+
+    try:
+        mode = os.stat(p).st_mode
+    except OSError:
+        return None
+    what = ("a regular file" if stat.S_ISREG(mode) else "a folder" if stat.S_ISDIR(mode)
+            else "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else None if stat.S_ISCHR(mode) else "not a character device")
+    if what is None:
+        # A character device: a terminal (a serial port, a pty) or not
+        # (/dev/null). Opened without becoming the controlling terminal,
+        # read nothing, closed.
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        except PermissionError:
+            raise
+        except OSError:
+            return None
+        try:
+            if not os.isatty(fd):
+                what = "a device that is not a terminal"
+        finally:
+            os.close(fd)
+    return what
+
+
 class MpRemote:
     """Runs the mpremote CLI against one port; maps its failures to DeployError."""
 
@@ -536,6 +567,14 @@ class MpRemote:
             return
         if not os.path.exists(p):
             raise DeployError("nothing at the port %s" % p)
+        # Said before the port's lock is taken: a path that is no serial
+        # port is that, not "in use" by whoever holds a lock of that name.
+        try:
+            what = not_a_serial_port(p)
+        except PermissionError:
+            return  # mpremote says it, with the group to join
+        if what is not None:
+            raise DeployError("%s is not a serial port (%s)" % (p, what))
 
     def run(self, *args):
         self.runs += 1
@@ -556,34 +595,15 @@ class MpRemote:
         last = text[-1] if text else "mpremote failed"
         both = out + err
         if "failed to access" in both or "could not open port" in both:
-            import stat
-
             p = self.port
-            try:
-                mode = os.stat(p).st_mode
-            except OSError:
+            if not os.path.exists(p):
                 return DeployError("nothing at the port %s (%s)" % (p, last))
-            what = ("a regular file" if stat.S_ISREG(mode) else "a folder" if stat.S_ISDIR(mode)
-                    else "a pipe" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-                    else None if stat.S_ISCHR(mode) else "not a character device")
-            if what is None:
-                # A character device: a terminal (a serial port, a pty) or
-                # not (/dev/null). Opened without becoming the controlling
-                # terminal, read nothing, closed.
-                try:
-                    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-                except PermissionError:
-                    return DeployError("no permission to open the serial port %s (mpremote: "
-                                       "%s): the port's group (dialout, uucp) may be needed"
-                                       % (p, last))
-                except OSError:
-                    fd = None
-                if fd is not None:
-                    try:
-                        if not os.isatty(fd):
-                            what = "a device that is not a terminal"
-                    finally:
-                        os.close(fd)
+            try:
+                what = not_a_serial_port(p)
+            except PermissionError:
+                return DeployError("no permission to open the serial port %s (mpremote: "
+                                   "%s): the port's group (dialout, uucp) may be needed"
+                                   % (p, last))
             if what is not None:
                 return DeployError("%s is not a serial port (%s)" % (p, what))
             # mpremote opens a port exclusively: another program has it

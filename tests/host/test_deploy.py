@@ -524,10 +524,17 @@ def test_mpy_version_decisions():
 
 
 class FakeBoard(dp.MpRemote):
-    def __init__(self, info):
-        super().__init__("/dev/null")
+    """A board that answers the probe; its port a name of the test's own
+    (the port's lock is taken by that name: a shared one such as /dev/null
+    was busy whenever another test process held it)."""
+
+    def __init__(self, info, port):
+        super().__init__(port)
         self.info = info
         self.calls = []
+
+    def check_port(self):
+        pass
 
     def run(self, *args):
         self.calls.append(args)
@@ -543,17 +550,19 @@ def probe_info(**kw):
     return info
 
 
-def test_incompatible_mpy_version_is_refused_before_copying(device):
-    fake = FakeBoard(probe_info(mpy=7 | 10 << 10))
+def test_incompatible_mpy_version_is_refused_before_copying(device, tmp_path):
+    port = str(tmp_path / "tty")
+    fake = FakeBoard(probe_info(mpy=7 | 10 << 10), port)
     with pytest.raises(dp.DeployError, match="incompatible .mpy version"):
-        dp.deploy("/dev/null", BOARD, TABLE, device_dir=device, mpremote=fake)
+        dp.deploy(port, BOARD, TABLE, device_dir=device, mpremote=fake)
     assert len(fake.calls) == 1
 
 
-def test_not_micropython_is_refused(device):
-    fake = FakeBoard(probe_info(name="circuitpython"))
+def test_not_micropython_is_refused(device, tmp_path):
+    port = str(tmp_path / "tty")
+    fake = FakeBoard(probe_info(name="circuitpython"), port)
     with pytest.raises(dp.DeployError, match="not MicroPython"):
-        dp.deploy("/dev/null", BOARD, TABLE, device_dir=device, mpremote=fake)
+        dp.deploy(port, BOARD, TABLE, device_dir=device, mpremote=fake)
     e = dp.MpRemote("/dev/x").error("", "b'\\r\\n$ '\nmpremote: could not enter raw repl\n")
     assert "does not answer as MicroPython" in str(e)
     e = dp.MpRemote("/dev/x").error("", "mpremote: failed to access /dev/x\n")

@@ -169,12 +169,18 @@ def test_the_board_is_reset_also_when_what_diag_was_asked_failed(monkeypatch, tm
 
 
 def test_a_port_path_that_is_no_serial_port_is_said_so(tmp_path):
+    from host_tools.portlock import PortLock
+
     plain = tmp_path / "notaport"
     plain.write_text("")
     for port, what in ((str(plain), "a regular file"), (str(tmp_path), "a folder"),
                        ("/dev/null", "a device that is not a terminal")):
-        r = subprocess.run(SICBO + ["diag", "--port", port, "status"], cwd=REPO,
-                           capture_output=True, text=True, timeout=DIAG_S)
+        # said before the port's lock is taken: another program holding a
+        # lock of that name (CI: another test's fake board on /dev/null)
+        # made it "in use"
+        with PortLock(port, "another test"):
+            r = subprocess.run(SICBO + ["diag", "--port", port, "status"], cwd=REPO,
+                               capture_output=True, text=True, timeout=DIAG_S)
         assert r.returncode == 2, r.stdout + r.stderr
         assert r.stderr.strip() == "sicbo diag: %s is not a serial port (%s)" % (port, what), \
             r.stderr

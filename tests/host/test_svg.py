@@ -6,6 +6,7 @@ and both editions; a void round lights none."""
 import itertools
 import json
 import os
+import tempfile
 import xml.etree.ElementTree as ET
 
 from appkit import AREAS, Table, table_dict
@@ -208,7 +209,10 @@ class FakeBoard:
 def _diag_args(**kw):
     import argparse
 
-    a = argparse.Namespace(port="/dev/null", what="status", n=None, pull_journal=None,
+    # A port name of this process's own: the port's lock is taken by name,
+    # and a shared one (/dev/null) is busy while another test process holds it.
+    port = os.path.join(tempfile.gettempdir(), "sicbo-test-svg-%d" % os.getpid())
+    a = argparse.Namespace(port=port, what="status", n=None, pull_journal=None,
                            no_rtc=True, no_restart=True, svg=None, table=None)
     for k, v in kw.items():
         setattr(a, k, v)
