@@ -13,6 +13,7 @@
     sicbo floor users list|disable NAME|enable NAME --db FILE
     sicbo floor approve --db FILE --code HASH | --config ID [--revoke] [--note TEXT]
     sicbo floor approvals --db FILE [--json]
+    sicbo floor audit --db FILE [--user NAME] [--action A] [--table ID] [--json|--csv]
 """
 
 import datetime
@@ -94,6 +95,19 @@ def add_arguments(p):
     a.add_argument("--revoke", action="store_true", help="withdraw the approval")
     a.add_argument("--note", default="", help="why (kept in the audit trail)")
     a.add_argument("--by", help="who approves (default: the login name)")
+    au = sub.add_parser("audit", help="the floor view's audit trail, newest first (sign-ins, "
+                                      "acknowledgements, accounts, approvals, refusals)")
+    au.add_argument("--db", metavar="FILE", required=True)
+    au.add_argument("--user", metavar="NAME", help="one account's entries")
+    au.add_argument("--action", dest="audit_action", metavar="ACTION",
+                    help="one action's entries")
+    au.add_argument("--table", metavar="ID", help="one table's entries")
+    au.add_argument("--before", metavar="N", help="entries numbered below N")
+    au.add_argument("--limit", type=int, default=None, metavar="N",
+                    help="at most N entries (1 or more; the default: all)")
+    fmt = au.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="machine-readable output")
+    fmt.add_argument("--csv", action="store_true", help="CSV, as the floor view's audit.csv")
     al = sub.add_parser("approvals", help="the approvals, in order")
     al.add_argument("--db", metavar="FILE", required=True)
     al.add_argument("--json", action="store_true")
@@ -202,6 +216,8 @@ def run(args):
         return _users(args)
     if action == "approve":
         return _approve(args)
+    if action == "audit":
+        return _audit(args)
     if action == "approvals":
         return _approvals(args)
     if action == "sim":
@@ -446,6 +462,42 @@ def _approvals(args):
     for i, kind, value, action, by, note, at in rows:
         print("%4d %s %-6s %-7s %s by %s%s" % (i, _when(at), kind, action, value, by,
                                               (": " + note) if note else ""))
+    return 0
+
+
+def _audit(args):
+    from host_tools.floor import views
+
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be 1 or more (without it: all)")
+    try:
+        query = views.AuditQuery(args.before, args.user, args.audit_action, args.table)
+    except ValueError as e:
+        raise UsageError("--" + str(e).replace("=", " ", 1)) from None  # "--user x is not ..."
+    conn = _open(args.db)
+    try:
+        rows = query.rows(conn, None if args.csv else args.limit)
+    except sqlite3.OperationalError as e:
+        if "no such table" not in str(e):
+            raise UsageError("cannot read the audit trail of %s (%s)" % (args.db, e)) from None
+        # A store the floor view never wrote to (its tables are made at the
+        # first account or approval): nothing audited yet.
+        rows = []
+    if args.csv:
+        print(views.audit_csv(rows), end="")
+    elif args.json:
+        print(json.dumps({"audit": [
+            {"id": r.id, "at": _when(r.at), "user": r.user, "action": r.action,
+             "table": r.table_id, "alarm": r.alarm_id, "detail": r.detail, "from": r.remote}
+            for r in rows]}))
+    else:
+        for r in rows:
+            print("%6d %s %-17s %-12s %s%s%s" % (
+                r.id, _when(r.at), r.action, r.user or "-",
+                ("table %s: " % r.table_id) if r.table_id else "", r.detail or "",
+                (" (from %s)" % r.remote) if r.remote else ""))
+        if not rows:
+            print("no audit entry" + (" matches" if query.filtered() else ""))
     return 0
 
 

@@ -295,7 +295,16 @@ def sign_in(conn, name, password, remote):
 # ---- the audit trail ----------------------------------------------------------------
 
 
+# Every action the audit trail holds (docs/floor.md, the `audit` table): a
+# row of any other is refused, so that a filter by action finds them all.
+AUDIT_ACTIONS = ("sign-in", "sign-in-failed", "sign-in-throttled", "sign-out", "acknowledge",
+                 "request-refused", "user-add", "user-disable", "user-enable", "approve",
+                 "revoke")
+
+
 def _audit(conn, now, user, action, table_id, alarm_id, detail, remote):
+    if action not in AUDIT_ACTIONS:
+        raise ValueError("no audit action %r" % (action,))
     cur = conn.execute(
         "INSERT INTO audit (at, user, action, table_id, alarm_id, detail, remote)"
         " VALUES (?,?,?,?,?,?,?)", (now, user, action, table_id, alarm_id, detail, remote))
@@ -313,9 +322,29 @@ def audit(conn, user, action, table_id, alarm_id, detail, remote):
     return i
 
 
-def audit_rows(conn, limit=500):
+def _audit_where(before, user, action, table_id):
+    where = []
+    args = []
+    for column, value in (("id<", before), ("user=", user), ("action=", action),
+                          ("table_id=", table_id)):
+        if value is not None:
+            where.append(column + "?")
+            args.append(value)
+    return (" WHERE " + " AND ".join(where) if where else ""), args
+
+
+def audit_rows(conn, limit=500, before=None, user=None, action=None, table_id=None):
+    """The audit trail, newest first: at most limit rows (None: all), those
+    with ids below before, of one user, one action or one table when given."""
+    where, args = _audit_where(before, user, action, table_id)
     return conn.execute("SELECT id, at, user, action, table_id, alarm_id, detail, remote"
-                        " FROM audit ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+                        " FROM audit" + where + " ORDER BY id DESC LIMIT ?",
+                        args + [-1 if limit is None else limit]).fetchall()
+
+
+def audit_count(conn, user=None, action=None, table_id=None):
+    where, args = _audit_where(None, user, action, table_id)
+    return conn.execute("SELECT COUNT(*) FROM audit" + where, args).fetchone()[0]
 
 
 # ---- acknowledgements ---------------------------------------------------------------

@@ -10,9 +10,10 @@ import csv
 import datetime
 import io
 import json
+import urllib.parse
 
 from host_tools import commands as _commands  # noqa: F401  (the host package)
-from host_tools.floor import staff
+from host_tools.floor import site, staff
 
 WALL_EPOCH = 946684800  # the journal's wall clock starts 2000-01-01 UTC
 RESULTS_SHOWN = 20  # the results display's list
@@ -253,8 +254,80 @@ class AuditRow:
          self.remote) = row
 
 
-def audit(conn, limit=500):
-    return [AuditRow(r) for r in staff.audit_rows(conn, limit)]
+AUDIT_PAGE = 200  # rows a page of the audit trail shows
+
+
+class AuditQuery:
+    """Which part of the audit trail a page (or its CSV) shows: rows with ids
+    below `before` (None: from the newest), of one user, action or table.
+    Made from the request's text: ValueError, saying which and why, for
+    anything else (a page that silently showed everything would mislead)."""
+
+    def __init__(self, before=None, user=None, action=None, table=None):
+        self.before = self.user = self.action = self.table = None
+        if before:
+            if not before.isdigit() or len(before) > 10:
+                raise ValueError("before=%s is not an entry's number" % before[:20])
+            self.before = int(before)
+        if user:
+            if not staff.NAME_RE.match(user):
+                raise ValueError("user=%s is not an account's name (1 to 32 of A-Z a-z 0-9 "
+                                 "_ . -)" % user[:40])
+            self.user = user
+        if action:
+            if action not in staff.AUDIT_ACTIONS:
+                raise ValueError("action=%s is none of the audit trail's: %s"
+                                 % (action[:40], ", ".join(staff.AUDIT_ACTIONS)))
+            self.action = action
+        if table:
+            if not site.ID_RE.match(table):
+                raise ValueError("table=%s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
+                                 % table[:40])
+            self.table = table
+
+    def filtered(self):
+        return self.user is not None or self.action is not None or self.table is not None
+
+    def rows(self, conn, limit):
+        return [AuditRow(r) for r in staff.audit_rows(conn, limit, self.before, self.user,
+                                                      self.action, self.table)]
+
+    def count(self, conn):
+        return staff.audit_count(conn, self.user, self.action, self.table)
+
+    def href(self, path="/audit", before=None):
+        """The page's address with these filters (and another `before`)."""
+        q = [(k, v) for k, v in (("user", self.user), ("action", self.action),
+                                 ("table", self.table), ("before", before)) if v is not None]
+        return path + ("?" + urllib.parse.urlencode(q) if q else "")
+
+
+class AuditPage:
+    """One page of the audit trail, newest first (AuditQuery): its rows, the
+    address of the next older page (None: none older), the entries the
+    filters match in all. Live (updated as entries are added) only as the
+    newest page of the whole trail."""
+
+    def __init__(self, conn, query, size=AUDIT_PAGE):
+        got = query.rows(conn, size + 1)
+        self.query = query
+        self.rows = got[:size]
+        self.older = query.href(before=self.rows[-1].id) if len(got) > size else None
+        self.total = query.count(conn)
+        self.live = query.before is None and not query.filtered()
+
+
+def audit_csv(rows):
+    """Rows of the audit trail (AuditRow) as CSV, in their order; no text cell
+    starts a formula (a note, a refused request's detail: see Report.csv)."""
+    out = io.StringIO()
+    w = _SafeWriter(csv.writer(out, lineterminator="\n"))
+    w.writerow(["id", "at_utc", "user", "action", "table", "alarm", "detail", "from"])
+    for r in rows:
+        w.writerow([r.id, datetime.datetime.fromtimestamp(r.at, datetime.timezone.utc)
+                    .strftime("%Y-%m-%dT%H:%M:%SZ"), r.user or "", r.action, r.table_id or "",
+                    "" if r.alarm_id is None else r.alarm_id, r.detail or "", r.remote or ""])
+    return out.getvalue()
 
 
 # ---- a table ------------------------------------------------------------------------------

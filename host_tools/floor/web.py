@@ -413,6 +413,7 @@ class FloorView:
         app.route("/", "GET", self.grid)
         app.route("/alarms", "GET", self.alarms_page)
         app.route("/audit", "GET", self.audit_page)
+        app.route("/audit.csv", "GET", self.audit_csv)
         app.route("/table/%s" % TID, "GET", self.table_page)
         app.route("/table/%s/display" % TID, "GET", self.display_page)
         # Numbers of at most 10 digits (a u32): a longer one is no page (404),
@@ -474,14 +475,36 @@ class FloorView:
                            csrf=s.csrf, path="/alarms", version=self.hub.version,
                            alarms=open_, done=done)
 
+    def _audit_query(self):
+        q = bottle.request.query
+        try:
+            return views.AuditQuery(*(q.getunicode(k) for k in ("before", "user", "action",
+                                                                 "table")))
+        except ValueError as e:
+            bottle.response.status = 400
+            s = self.session()
+            raise bottle.HTTPResponse(self.render(
+                "message.tpl", title="Refused", page="message", user=s.user, csrf=s.csrf,
+                path="/audit", version=0, text=str(e), back="/audit"), 400) from None
+
     def audit_page(self):
+        query = self._audit_query()
         with self.reader() as conn:
-            rows = views.audit(conn)
+            p = views.AuditPage(conn, query)
             approvals = staff.approval_rows(conn)
         s = self.session()
         return self.render("audit.tpl", title="Audit trail", page="audit", user=s.user,
-                           csrf=s.csrf, path="/audit", version=self.hub.version, rows=rows,
+                           csrf=s.csrf, path=query.href(before=query.before),
+                           version=self.hub.version, p=p, actions=staff.AUDIT_ACTIONS,
                            approvals=approvals)
+
+    def audit_csv(self):
+        query = self._audit_query()
+        with self.reader() as conn:
+            text = views.audit_csv(query.rows(conn, None))
+        bottle.response.content_type = "text/csv; charset=utf-8"
+        bottle.response.set_header("Content-Disposition", 'attachment; filename="audit.csv"')
+        return text
 
     def table_page(self, tid):
         with self.reader() as conn:
@@ -741,8 +764,9 @@ class FloorView:
                 "alarm_list.tpl", alarms=views.alarms(conn), csrf=csrf, user=user,
                 path="/alarms")}))
         elif page == "audit" and "audit" in flags:
-            out.append(("audit", {"html": self.render("audit_rows.tpl",
-                                                      rows=views.audit(conn))}))
+            p = views.AuditPage(conn, views.AuditQuery())
+            out.append(("audit", {"html": self.render("audit_rows.tpl", rows=p.rows),
+                                  "older": p.older, "total": p.total}))
         elif page == "display" and tid and (tables is None or tid in tables):
             d = self.display_data(conn, tid)
             if d is not None:

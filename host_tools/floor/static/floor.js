@@ -89,8 +89,18 @@
       window.floorEvents++;
     });
     es.addEventListener("audit", function (e) {
+      // Only the newest page is live: an older or filtered one stays as it is.
       var el = document.getElementById("audit");
-      if (el) el.innerHTML = JSON.parse(e.data).html;
+      var d = JSON.parse(e.data);
+      if (el) {
+        el.innerHTML = d.html;
+        document.getElementById("audit-total").textContent = d.total;
+        var more = document.getElementById("audit-more");
+        if (more) {
+          more.hidden = !d.older;
+          if (d.older) document.getElementById("audit-older").href = d.older;
+        }
+      }
       window.floorEvents++;
     });
     es.addEventListener("health", function (e) {
