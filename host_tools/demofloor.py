@@ -163,6 +163,7 @@ class LocalFloor:
 
         self.broker: Broker | None = None
         self.proc: subprocess.Popen[bytes] | None = None
+        self._said: set[str] = set()  # the parts whose exit exited() has said
 
     def start(self) -> LocalFloor:
         from host_tools import certs
@@ -198,6 +199,28 @@ class LocalFloor:
     def port(self) -> int:
         return self.broker.tls_port if self.broker is not None else 0
 
+    def exited(self) -> list[str]:
+        """A line for each of the broker and the floor service that has exited
+        since this was last asked (each said once): the demo goes on, the
+        table keeps what the floor has not stored in its journal."""
+        lines = []
+        b = self.broker
+        if b is not None and b.proc is not None and b.proc.poll() is not None \
+                and "broker" not in self._said:
+            self._said.add("broker")
+            lines.append("floor | the broker (mosquitto, pid %d) exited, status %s (its log: "
+                         "%s): the table plays on and keeps its records in its journal; no "
+                         "record reaches the floor until a broker runs on 127.0.0.1:%d again"
+                         % (b.proc.pid, b.proc.returncode, b.log_path, b.tls_port))
+        p = self.proc
+        if p is not None and p.poll() is not None and "service" not in self._said:
+            self._said.add("service")
+            lines.append("floor | the floor service (pid %d) exited, status %s (its log: %s): "
+                         "the table plays on; the broker holds the records for the service's "
+                         "session, stored once a floor service runs again"
+                         % (p.pid, p.returncode, self.log_path))
+        return lines
+
     def _log(self, start: int) -> str:
         try:
             with open(self.log_path, "rb") as f:
@@ -223,15 +246,17 @@ class LocalFloor:
 class StoreWatcher:
     """Shows, a line each, the rounds of a table the floor's store holds as
     finished (paid or void) that it had not shown: round, dice, the last
-    sequence number of the round stored, what the floor has acknowledged.
+    sequence number of the round stored, what the floor has acknowledged;
+    and, given `exited`, the floor's parts that stopped meanwhile.
     Reads the store read-only beside the service (docs/floor.md)."""
 
     def __init__(self, db: str, table: str, out: Callable[[str], None],
-                 every: float = 0.3) -> None:
+                 every: float = 0.3, exited: Callable[[], list[str]] | None = None) -> None:
         self.db = db
         self.table = table
         self.out = out
         self.every = every
+        self.exited = exited  # the floor's parts that stopped (LocalFloor.exited), said too
         self.shown: set[int] = set()
         self.first = True
         self._lock = threading.Lock()
@@ -248,6 +273,9 @@ class StoreWatcher:
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
+            if self.exited is not None:
+                for line in self.exited():
+                    self.out(line)
             try:
                 self.poll()
             except sqlite3.Error:

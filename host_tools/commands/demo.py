@@ -919,7 +919,8 @@ def _run(args, cfg, table, out):
             if db:
                 from host_tools.demofloor import StoreWatcher
 
-                watcher = StoreWatcher(db, args.table_id, out).start()
+                watcher = StoreWatcher(db, args.table_id, out,
+                                       exited=local.exited if local is not None else None).start()
             # Its lamps as it resumed (an alarm from before the stop shows
             # there): the lamp adapter's all-off frame, then the table's.
             try:

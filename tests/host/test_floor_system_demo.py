@@ -6,9 +6,12 @@ table joins the same floor as the first demo says (`--broker`
 line and plays as before."""
 
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -109,3 +112,72 @@ def test_floor_options_that_do_not_go_together_are_refused(tmp_path, capsys, arg
     code = main(["demo", "--folder", str(tmp_path / "demo"), *args])
     err = capsys.readouterr().err
     assert code == 2 and said in err, err
+
+
+def _pid_of(*words):
+    """The one process whose command line holds every word."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                argv = f.read().decode("utf-8", "replace").split("\0")
+        except OSError:
+            continue
+        if all(any(w in a for a in argv) for w in words):
+            found.append(int(d))
+    assert len(found) == 1, (words, found)
+    return found[0]
+
+
+def test_the_demo_says_once_when_its_broker_or_floor_service_exits_and_plays_on(tmp_path):
+    need_mosquitto()
+    folder = str(tmp_path / "demo")
+    demo = subprocess.Popen(SICBO + ["demo", "--floor", "--rounds", "0", "--pace", "0",
+                                     "--incidents", "0", "--folder", folder],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    lines = []
+    got = queue.Queue()
+    threading.Thread(target=lambda: [got.put(x) for x in demo.stdout] + [got.put(None)],
+                     daemon=True).start()
+
+    def until(pred, limit_s=300):
+        # A bound only against a hang: the demo plays until stopped.
+        deadline = time.monotonic() + limit_s
+        while True:
+            try:
+                line = got.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError("not said within %d s:\n" % limit_s
+                                     + "\n".join(lines[-30:])) from None
+            if line is None:
+                raise AssertionError("the demo ended first:\n" + "\n".join(lines[-30:]))
+            lines.append(line.rstrip("\n"))
+            if pred(lines[-1]):
+                return lines[-1]
+
+    try:
+        until(lambda ln: STORED.match(ln))
+        mq = _pid_of("mosquitto", os.path.join(folder, "floor", "mq"))
+        os.kill(mq, 9)
+        said = until(lambda ln: "the broker (mosquitto" in ln)
+        assert said.startswith("floor | the broker (mosquitto, pid %d) exited, status -9" % mq)
+        assert "the table plays on" in said
+        service = _pid_of("host_tools", "floor", os.path.join(folder, "floor", "floor.db"))
+        os.kill(service, 9)
+        said = until(lambda ln: "the floor service (pid" in ln)
+        assert said.startswith("floor | the floor service (pid %d) exited, status -9" % service)
+        # The table plays on: two more rounds begin and are settled.
+        before = sum(1 for ln in lines if "=== round" in ln)
+        until(lambda ln: sum(1 for x in lines if "=== round" in x) >= before + 2)
+    finally:
+        demo.send_signal(2)
+        demo.wait(timeout=120)
+    while (line := got.get(timeout=60)) is not None:
+        lines.append(line.rstrip("\n"))
+    assert demo.returncode == 130, "\n".join(lines[-30:])
+    assert sum(1 for ln in lines if "the broker (mosquitto" in ln) == 1
+    assert sum(1 for ln in lines if "the floor service (pid" in ln) == 1
+    assert not any("Traceback" in ln for ln in lines), "\n".join(lines[-30:])
