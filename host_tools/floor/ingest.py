@@ -280,9 +280,21 @@ class TableFeed:
                                json.dumps(cp) if cp is not None else None,
                                json.dumps(counted) if counted is not None else None, differs))
             if differs:
+                p = rec.payload
+                channels = (struct.unpack_from("<H", p, R.P_CHANNELS)[0]
+                            if len(p) >= R.P_WINS else None)
+                if channels is not None and channels != self.table.channels:
+                    # Another layout than the floor's table file: every
+                    # winning area the floor shows for this table is wrong.
+                    why = ("; it counts %d lamp channels, the floor's table file %d: the "
+                           "table runs another layout, and the winning areas the floor "
+                           "shows for it are not the table's (give the floor its table "
+                           "file)" % (channels, self.table.channels))
+                else:
+                    why = ""
                 out.alarms.append((self.id, seq, rec.round, "floor", "meters", None,
                                    "meters checkpoint seq %d differs from the floor's count of "
-                                   "the records" % seq, rec.wall, now))
+                                   "the records%s" % (seq, why), rec.wall, now))
             return
         if t == R.J_ROUND:
             self.draw_rounds(out)  # before recall reuses an old round's RoundInfo

@@ -6,11 +6,12 @@
 # kept as evidence, damage flagged as the board's replay flags it, and a
 # restart that rebuilds the same state from the store.
 import json
+import os
 import re
 
 from host_tools.floor import ingest, site, store
 from host_tools.floor.simtables import TableJournal
-from host_tools.rules import load_table
+from host_tools.rules import DEFAULT_TABLE, load_table
 from sicbo import events as E
 from sicbo import journal
 from sicbo import records as R
@@ -280,6 +281,28 @@ def test_a_checkpoint_that_differs_from_the_records_is_an_alarm(tmp_path):
     r.send("T1", b"".join(j.records) + cp)
     assert r.q("SELECT differs FROM meters") == [(1,)]
     assert r.q("SELECT kind FROM alarms") == [("meters",)]
+
+
+def test_a_table_of_another_layout_is_named_at_its_first_checkpoint(tmp_path):
+    # The floor counts wins with its own table file (2004, the full layout);
+    # a 2003 table's checkpoint counts fewer lamp channels: said so, since
+    # the winning areas the floor shows for that table are not its own.
+    cfg, table = load_table(os.path.join(os.path.dirname(DEFAULT_TABLE), "macau-2003.json"))
+    floor_table = TABLE
+    assert table.channels != floor_table.channels
+    r = Rig(tmp_path / "f.db")
+    j = played(6, cfg=cfg, table=table, checkpoint_every=5)
+    r.send("T1", b"".join(j.records))
+    texts = [t for t, in r.q("SELECT text FROM alarms WHERE kind='meters'")]
+    assert len(texts) == 1, texts
+    assert ("it counts %d lamp channels, the floor's table file %d: the table runs another "
+            "layout" % (table.channels, floor_table.channels)) in texts[0]
+    # The same table on a floor given its table file: no alarm.
+    r2 = Rig(tmp_path / "g.db")
+    r2.floor = ingest.Floor(SITE, table, lookup=r2._lookup)
+    r2.send("T1", b"".join(j.records))
+    assert r2.q("SELECT COUNT(*) FROM alarms WHERE kind='meters'") == [(0,)]
+    assert r2.q("SELECT differs FROM meters") == [(0,)]
 
 
 def test_status_fields_are_kept_for_the_floor_view(tmp_path):
