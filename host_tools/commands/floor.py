@@ -14,6 +14,7 @@
     sicbo floor approve --db FILE --code HASH | --config ID [--revoke] [--note TEXT]
     sicbo floor approvals --db FILE [--json]
     sicbo floor audit --db FILE [--user NAME] [--action A] [--table ID] [--json|--csv]
+    sicbo floor alarms --db FILE [--table ID] [--open|--acknowledged] [--json|--csv]
 """
 
 import datetime
@@ -95,6 +96,18 @@ def add_arguments(p):
     a.add_argument("--revoke", action="store_true", help="withdraw the approval")
     a.add_argument("--note", default="", help="why (kept in the audit trail)")
     a.add_argument("--by", help="who approves (default: the login name)")
+    ak = sub.add_parser("alarms", help="the alarms a store holds, newest first, each with who "
+                                       "acknowledged it, when and the note")
+    ak.add_argument("--db", metavar="FILE", required=True)
+    ak.add_argument("--table", metavar="ID", help="one table's")
+    state = ak.add_mutually_exclusive_group()
+    state.add_argument("--open", action="store_true", help="only those still open")
+    state.add_argument("--acknowledged", action="store_true", help="only those acknowledged")
+    ak.add_argument("--limit", type=int, default=None, metavar="N",
+                    help="at most N alarms (1 or more; the default: all)")
+    fmt = ak.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="machine-readable output")
+    fmt.add_argument("--csv", action="store_true", help="CSV, as the floor view's alarms.csv")
     au = sub.add_parser("audit", help="the floor view's audit trail, newest first (sign-ins, "
                                       "acknowledgements, accounts, approvals, refusals)")
     au.add_argument("--db", metavar="FILE", required=True)
@@ -218,6 +231,8 @@ def run(args):
         return _approve(args)
     if action == "audit":
         return _audit(args)
+    if action == "alarms":
+        return _alarms(args)
     if action == "approvals":
         return _approvals(args)
     if action == "sim":
@@ -462,6 +477,43 @@ def _approvals(args):
     for i, kind, value, action, by, note, at in rows:
         print("%4d %s %-6s %-7s %s by %s%s" % (i, _when(at), kind, action, value, by,
                                               (": " + note) if note else ""))
+    return 0
+
+
+def _alarms(args):
+    from host_tools.floor import site, views
+
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be 1 or more (without it: all)")
+    if args.table is not None and not site.ID_RE.match(args.table):
+        raise UsageError("--table %s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
+                         % args.table[:40])
+    conn = _open(args.db)
+    try:
+        rows = views.alarms(conn, args.table, open_only=args.open,
+                            limit=None if args.csv else args.limit,
+                            acknowledged=args.acknowledged)
+    except sqlite3.Error as e:
+        raise UsageError("cannot read the alarms of %s (%s)" % (args.db, e)) from None
+    if args.csv:
+        print(views.alarms_csv(rows), end="")
+    elif args.json:
+        print(json.dumps({"alarms": [
+            {"id": a.id, "table": a.table_id, "seq": a.seq, "round": a.round,
+             "source": a.source, "kind": a.kind, "code": a.code, "text": a.text,
+             "raised": _when(a.raised), "open": a.open, "acknowledged_by": a.ack_user,
+             "acknowledged": _when(a.ack_at), "note": a.ack_note} for a in rows]}))
+    else:
+        for a in rows:
+            print("%6d %s %-10s %-9s %s [%s]" % (
+                a.id, _when(a.raised), a.table_id, a.kind, a.text,
+                "open" if a.open else "acknowledged by %s %s: %s" % (a.ack_user,
+                                                                    _when(a.ack_at),
+                                                                    a.ack_note)))
+        if not rows:
+            print("no %salarm%s" % ("open " if args.open else "acknowledged "
+                                    if args.acknowledged else "",
+                                    " of table %s" % args.table if args.table else ""))
     return 0
 
 

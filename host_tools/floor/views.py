@@ -234,18 +234,70 @@ class Alarm:
         self.open = self.ack_user is None
 
 
-def alarms(conn, tid=None, open_only=True, limit=ALARMS_LISTED):
+ACKED_PAGE = 100  # acknowledged alarms a page of /alarms shows
+
+
+class AlarmList(list):
+    """Alarms, newest first, cut at a limit; `total`: how many match in all
+    (below `before` or not), so that a page says what it does not show;
+    `table`: the one table they are of (None: every table)."""
+
+    total = 0
+    table = None
+
+
+def alarms(conn, tid=None, open_only=True, limit=ALARMS_LISTED, acknowledged=False,
+           before=None):
+    """The open alarms (open_only), the acknowledged ones (acknowledged), or
+    all, of one table (tid) or every one: at most limit (None: all), those
+    numbered below before when given."""
     where = []
     args = []
     if open_only:
         where.append("k.alarm_id IS NULL")
+    elif acknowledged:
+        where.append("k.alarm_id IS NOT NULL")
     if tid:
         where.append("a.table_id=?")
         args.append(tid)
+    acks = "acks" if conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND"
+                                  " name='acks'").fetchone() else (
+        # The service's store before the view made its tables: none acknowledged.
+        "(SELECT NULL AS alarm_id, NULL AS user, NULL AS note, NULL AS at WHERE 0)")
+    joined = " FROM alarms a LEFT JOIN %s k ON k.alarm_id=a.id" % acks
+    out = AlarmList()
+    out.table = tid or None
+    out.total = conn.execute("SELECT COUNT(*)" + joined + (
+        " WHERE " + " AND ".join(where) if where else ""), args).fetchone()[0]
+    if before is not None:
+        where.append("a.id<?")
+        args.append(before)
     q = ("SELECT a.id, a.table_id, a.seq, a.round, a.source, a.kind, a.code, a.text, a.wall,"
-         " a.raised, k.user, k.note, k.at FROM alarms a LEFT JOIN acks k ON k.alarm_id=a.id"
+         " a.raised, k.user, k.note, k.at" + joined
          + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY a.id DESC LIMIT ?")
-    return [Alarm(r) for r in conn.execute(q, args + [limit])]
+    out.extend(Alarm(r) for r in conn.execute(q, args + [-1 if limit is None else limit]))
+    return out
+
+
+def alarms_csv(rows):
+    """Alarms (Alarm) as CSV, in their order, each with its acknowledgement;
+    no text cell starts a formula (an alarm's text, a note: see Report.csv)."""
+    out = io.StringIO()
+    w = _SafeWriter(csv.writer(out, lineterminator="\n"))
+    w.writerow(["id", "table", "seq", "round", "source", "kind", "code", "text",
+                "raised_utc", "state", "acknowledged_by", "acknowledged_utc", "note"])
+    for a in rows:
+        w.writerow([a.id, a.table_id, "" if a.seq is None else a.seq,
+                    "" if a.round is None else a.round, a.source, a.kind,
+                    "" if a.code is None else a.code, a.text or "", _utc(a.raised),
+                    "open" if a.open else "acknowledged", a.ack_user or "", _utc(a.ack_at),
+                    a.ack_note or ""])
+    return out.getvalue()
+
+
+def _utc(t):
+    return "" if t is None else datetime.datetime.fromtimestamp(
+        t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class AuditRow:
@@ -324,8 +376,7 @@ def audit_csv(rows):
     w = _SafeWriter(csv.writer(out, lineterminator="\n"))
     w.writerow(["id", "at_utc", "user", "action", "table", "alarm", "detail", "from"])
     for r in rows:
-        w.writerow([r.id, datetime.datetime.fromtimestamp(r.at, datetime.timezone.utc)
-                    .strftime("%Y-%m-%dT%H:%M:%SZ"), r.user or "", r.action, r.table_id or "",
+        w.writerow([r.id, _utc(r.at), r.user or "", r.action, r.table_id or "",
                     "" if r.alarm_id is None else r.alarm_id, r.detail or "", r.remote or ""])
     return out.getvalue()
 

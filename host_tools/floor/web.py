@@ -42,7 +42,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import bottle
 
-from host_tools.floor import liveness, staff, store, views
+from host_tools.floor import liveness, site, staff, store, views
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEMPLATES = os.path.join(HERE, "templates")
@@ -412,6 +412,7 @@ class FloorView:
 
         app.route("/", "GET", self.grid)
         app.route("/alarms", "GET", self.alarms_page)
+        app.route("/alarms.csv", "GET", self.alarms_csv)
         app.route("/audit", "GET", self.audit_page)
         app.route("/audit.csv", "GET", self.audit_csv)
         app.route("/table/%s" % TID, "GET", self.table_page)
@@ -466,14 +467,47 @@ class FloorView:
                            path="/", version=self.hub.version, tiles=tiles, summary=summary,
                            alarms=alarms)
 
+    def _refused(self, text, back):
+        """A request whose query the view cannot take: 400, saying why."""
+        s = self.session()
+        return bottle.HTTPResponse(self.render(
+            "message.tpl", title="Refused", page="message", user=s.user, csrf=s.csrf,
+            path=back, version=0, text=text, back=back), 400)
+
     def alarms_page(self):
+        before = bottle.request.query.getunicode("before")
+        if before is not None:
+            if not before.isdigit() or len(before) > 10:
+                raise self._refused("before=%s is not an alarm's number" % before[:20],
+                                    "/alarms")
+            before = int(before)
         with self.reader() as conn:
             open_ = views.alarms(conn)
-            done = [a for a in views.alarms(conn, open_only=False, limit=100) if not a.open]
+            done = views.alarms(conn, open_only=False, acknowledged=True,
+                                limit=views.ACKED_PAGE + 1, before=before)
+        older = ("/alarms?before=%d" % done[views.ACKED_PAGE - 1].id
+                 if len(done) > views.ACKED_PAGE else None)
         s = self.session()
         return self.render("alarms.tpl", title="Alarms", page="alarms", user=s.user,
                            csrf=s.csrf, path="/alarms", version=self.hub.version,
-                           alarms=open_, done=done)
+                           alarms=open_, done=done[:views.ACKED_PAGE], done_total=done.total,
+                           before=before, older=older)
+
+    def alarms_csv(self):
+        q = bottle.request.query
+        state, tid = q.getunicode("state"), q.getunicode("table")
+        if state not in (None, "", "open", "acknowledged"):
+            raise self._refused("state=%s is neither open nor acknowledged" % state[:40],
+                                "/alarms")
+        if tid and not site.ID_RE.match(tid):
+            raise self._refused("table=%s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
+                                % tid[:40], "/alarms")
+        with self.reader() as conn:
+            rows = views.alarms(conn, tid, open_only=state == "open", limit=None,
+                                acknowledged=state == "acknowledged")
+        bottle.response.content_type = "text/csv; charset=utf-8"
+        bottle.response.set_header("Content-Disposition", 'attachment; filename="alarms.csv"')
+        return views.alarms_csv(rows)
 
     def _audit_query(self):
         q = bottle.request.query
@@ -481,11 +515,7 @@ class FloorView:
             return views.AuditQuery(*(q.getunicode(k) for k in ("before", "user", "action",
                                                                  "table")))
         except ValueError as e:
-            bottle.response.status = 400
-            s = self.session()
-            raise bottle.HTTPResponse(self.render(
-                "message.tpl", title="Refused", page="message", user=s.user, csrf=s.csrf,
-                path="/audit", version=0, text=str(e), back="/audit"), 400) from None
+            raise self._refused(str(e), "/audit") from None
 
     def audit_page(self):
         query = self._audit_query()

@@ -16,3 +16,6 @@
   </form>
 </div>
 % end
+% if alarms.total > len(alarms):
+<p class="small" id="alarms-more">The newest {{len(alarms)}} of {{alarms.total}} open alarms{{' of ' + alarms.table if alarms.table else ''}} are shown here; the older come up as these are acknowledged. Every one: <a href="/alarms.csv?state=open{{'&table=' + alarms.table if alarms.table else ''}}">alarms.csv</a>, or <code>sicbo floor alarms --db FILE --open</code>.</p>
+% end
