@@ -457,7 +457,11 @@ class RoundView:
                 damage = jcmd.damage_name(checked)
         self.damage = damage
         self.r = r = recall.current(rid)
-        self.svg = layout_svg.render_round(cfg, table, r, damage=damage) if r else ""
+        # Lit areas from another layout than the table's would mislead a
+        # dispute: not drawn, and the page says why.
+        self.layout_warning = layout_mismatch(conn, tid, table)
+        self.svg = (layout_svg.render_round(cfg, table, r, damage=damage)
+                    if r and self.layout_warning is None else "")
         self.times = []
         if r is not None:
             for name, t in (("started", r.started), ("bell", r.bell),
@@ -475,7 +479,8 @@ class RoundView:
 
     def as_dict(self):
         return {"table": self.table_id, "round": self.round, "status": self.status,
-                "recall": self.info, "records": self.records}
+                "recall": self.info, "records": self.records,
+                "layout_warning": self.layout_warning}
 
 
 def _message(code):
@@ -484,15 +489,39 @@ def _message(code):
     return texts.text(code)
 
 
+def layout_mismatch(conn, tid, table):
+    """Why the floor's table file cannot be this table's layout, or None.
+    The configuration id a table journals covers its board file too, so the
+    floor cannot match a table file to it (docs/floor.md); what it can see
+    is the lamp channels that the table's newest meters checkpoint counts.
+    Another number: the winning areas the floor draws for it are wrong."""
+    from sicbo import journal
+    from sicbo import records as R
+
+    row = conn.execute("SELECT seq, raw FROM records WHERE table_id=? AND type=? AND checked=0"
+                       " ORDER BY seq DESC LIMIT 1", (tid, R.J_METERS)).fetchone()
+    if row is None:
+        return None
+    p = journal.Record(bytes(row[1]), 0).payload
+    if len(p) < R.P_WINS:
+        return None
+    channels = p[R.P_CHANNELS] | (p[R.P_CHANNELS + 1] << 8)
+    if channels == table.channels:
+        return None
+    return ("this table's meters checkpoint (seq %d) counts %d lamp channels, the floor's "
+            "table file %d: the table runs another layout, and the winning areas the floor "
+            "would draw for it are not the table's" % (row[0], channels, table.channels))
+
+
 def latest_svg(conn, tid, cfg, table):
     """The picture of the table's newest finished round (the results
-    display), or ''."""
+    display), or '', its round, and why it is not drawn (layout_mismatch)."""
     row = conn.execute("SELECT MAX(round) FROM rounds WHERE table_id=? AND " + FINISHED,
                        (tid,)).fetchone()
     if row is None or row[0] is None:
-        return "", None
+        return "", None, None
     v = RoundView(conn, tid, row[0], cfg, table)
-    return v.svg, row[0]
+    return v.svg, row[0], v.layout_warning
 
 
 # ---- the per-day report -----------------------------------------------------------------

@@ -545,22 +545,23 @@ class FloorView:
             meters = views.meters(conn, tid)
             rounds = views.recent_rounds(conn, tid)
             days = views.days(conn, tid)
+            layout_warning = views.layout_mismatch(conn, tid, self.table)
         s = self.session()
         return self.render("table.tpl", title="Table %s" % tid, page="table", table_id=tid,
                            user=s.user, csrf=s.csrf, path=bottle.request.fullpath,
                            version=self.hub.version, t=t, alarms=alarms, meters=meters,
-                           rounds=rounds, days=days)
+                           rounds=rounds, days=days, layout_warning=layout_warning)
 
     def display_data(self, conn, tid):
         t = views.table_row(conn, tid)
         if t is None:
             return None
         res = views.results(conn, tid)
-        svg, latest = views.latest_svg(conn, tid, self.cfg, self.table)
+        svg, latest, layout_warning = views.latest_svg(conn, tid, self.cfg, self.table)
         road = views.road_grid(views.road([r.outcome for r in reversed(res)
                                            if r.outcome]))
         return {"t": t, "shown": res[:views.RESULTS_SHOWN], "stats": views.hot_cold(res),
-                "road": road, "svg": svg, "latest": latest}
+                "road": road, "svg": svg, "latest": latest, "layout_warning": layout_warning}
 
     def display_page(self, tid):
         with self.reader() as conn:

@@ -63,6 +63,9 @@
 <section class="right">
 <h2>Round {{d['latest'] if d['latest'] is not None else '-'}} on the layout</h2>
 <section class="layout" id="layout" data-round="{{d['latest'] if d['latest'] is not None else ''}}">
+% if d['layout_warning']:
+<p class="legend" id="layout-warning">Layout not shown: the floor's table file is not this table's.</p>
+% end
 {{!d['svg']}}
 </section>
 </section>

@@ -24,6 +24,9 @@
 % if r.alarm_texts:
 <p>alarms in the round: {{', '.join(r.alarm_texts)}}</p>
 % end
+% if r.layout_warning:
+<p class="health health-warning" id="layout-warning">Winning areas not drawn: {{r.layout_warning}}. Give the floor this table's table file (<code>--table-file</code>).</p>
+% end
 <section class="layout" id="layout">{{!r.svg}}</section>
 <h2>Records ({{len(r.records)}})</h2>
 <table class="list" id="records">

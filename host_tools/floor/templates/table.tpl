@@ -1,5 +1,8 @@
 % rebase('base.tpl')
 <h1>Table {{t.id}}</h1>
+% if layout_warning:
+<p class="health health-warning" id="layout-warning">{{layout_warning[0].upper() + layout_warning[1:]}}: its rounds' pictures and results display show no winning areas. Give the floor this table's table file (<code>--table-file</code>).</p>
+% end
 <div class="floor">
 <section>
 <div class="grid one" id="grid">{{!tpl('tile.tpl', t=t)}}</div>
