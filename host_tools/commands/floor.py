@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 
 from host_tools.cli import UsageError
 
@@ -618,12 +619,24 @@ def _records(args):
     if limit is not None and limit != -1:
         q += " LIMIT ?"
         params.append(limit)
-    rows = conn.execute(q, params)
+    rows = conn.execute(q, params).fetchall()
+    # A table of another layout than the table file: its records' winning
+    # areas and meters by area, named from the file, are not the table's.
+    from host_tools.floor import views
+
+    warnings = {}
+    for tid in sorted({r[0] for r in rows}):
+        why = views.layout_mismatch(conn, tid, table)
+        if why is not None:
+            warnings[tid] = why
     if args.json:
         out = [record_of(tid, bytes(raw), checked, received, table)
                for tid, _seq, checked, received, raw in rows]
-        print(json.dumps({"records": out}))
+        print(json.dumps({"records": out, "layout_warnings": warnings}))
         return 0
+    for tid, why in warnings.items():
+        print("sicbo floor: table %s: %s (give its table file with --table-file)" % (tid, why),
+              file=sys.stderr)
     n = 0
     for tid, _seq, checked, _received, raw in rows:
         rec = journal.Record(bytes(raw), 0)

@@ -6,10 +6,13 @@
 # the floor draws them.
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
 from floorwebkit import feed, get
+from host_tools import REPO
 from host_tools.floor import web
 from host_tools.floor.simtables import TableJournal
 from host_tools.rules import DEFAULT_TABLE, load_table
@@ -70,3 +73,22 @@ def test_the_tables_own_file_draws_its_winning_areas(store_2003):
         assert "Layout not shown" not in body and "<svg" in body.split('id="layout"')[1]
     finally:
         v.stop()
+
+
+def test_floor_records_names_a_table_of_another_layout(store_2003):
+    db, _j = store_2003
+    r = subprocess.run([sys.executable, "-m", "host_tools", "floor", "records", "--db", db,
+                        "--table", "T9", "--json"], capture_output=True, text=True, cwd=REPO,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["records"] and list(out["layout_warnings"]) == ["T9"]
+    assert "runs another layout" in out["layout_warnings"]["T9"]
+    r = subprocess.run([sys.executable, "-m", "host_tools", "floor", "records", "--db", db,
+                        "--limit", "3"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3
+    assert r.stderr.startswith("sicbo floor: table T9: this table's meters checkpoint")
+    r = subprocess.run([sys.executable, "-m", "host_tools", "floor", "records", "--db", db,
+                        "--table-file", TABLE_2003, "--json"], capture_output=True, text=True,
+                       cwd=REPO, timeout=120)
+    assert r.returncode == 0 and json.loads(r.stdout)["layout_warnings"] == {}
