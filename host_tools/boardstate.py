@@ -214,7 +214,7 @@ def parse(line: str) -> BoardState | None:
 def _state_of(word: str) -> int | None:
     from sicbo import texts
 
-    if word.isdigit():
+    if word.isascii() and word.isdigit():
         return int(word)
     low = word.lower()
     for i, name in enumerate(texts.STATE_NAMES):

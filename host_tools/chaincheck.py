@@ -157,7 +157,7 @@ def carried_head(raw):
 def parse_head(text):
     """(seq, hash bytes) of "SEQ:HASH" (sicbo.chain.head_text), ValueError if not."""
     seq, sep, h = text.strip().partition(":")
-    if not sep or not seq.isdigit() or not 0 < int(seq) < 1 << 32:
+    if not sep or not (seq.isascii() and seq.isdigit()) or not 0 < int(seq) < 1 << 32:
         raise ValueError("a head is SEQ:HASH (e.g. 1234:%s), not %r" % ("0" * 32, text))
     try:
         raw = bytes.fromhex(h)

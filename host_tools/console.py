@@ -35,7 +35,7 @@ def render(line, table=None):
         return running
     if line.startswith("D "):
         parts = line.split()
-        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        if len(parts) == 3 and all(x.isascii() and x.isdigit() for x in parts[1:]):
             return "dealer: " + logtext.message_text(int(parts[1]), int(parts[2]))
     return line
 

@@ -72,7 +72,7 @@ def _read_holder(fd: int) -> tuple[int | None, str]:
     except OSError:
         return None, ""
     pid_text, _, who = text.partition(" ")
-    return (int(pid_text) if pid_text.isdigit() else None), who.strip()
+    return (int(pid_text) if pid_text.isascii() and pid_text.isdigit() else None), who.strip()
 
 
 class PortLock:

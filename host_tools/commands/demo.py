@@ -211,7 +211,7 @@ class BoardConsole:
         with self.cond:
             if line.startswith("D "):
                 parts = line.split()
-                if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                if len(parts) == 3 and all(x.isascii() and x.isdigit() for x in parts[1:]):
                     self.messages.append((int(parts[1]), int(parts[2])))
                 if shown == self._last_d:
                     shown = None  # the same text again: the dealer's display shows it

@@ -184,7 +184,9 @@ def http_names(names):
 
 def host_port(text, option="--broker", zero=False):
     host, sep, port = (text or "").rpartition(":")
-    if not sep or not host or not port.isdigit() or not (0 if zero else 1) <= int(port) < 65536:
+    # isascii: str.isdigit takes '²', which int() refuses with a traceback
+    if not sep or not host or not (port.isascii() and port.isdigit()) \
+            or not (0 if zero else 1) <= int(port) < 65536:
         raise UsageError("%s %r is not HOST:PORT" % (option, text))
     return host.strip("[]"), int(port)
 

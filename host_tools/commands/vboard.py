@@ -40,7 +40,7 @@ def run(args):
     broker = None
     if args.broker:
         host, _, port = args.broker.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
             raise UsageError("--broker must be HOST:PORT, got %r" % args.broker)
         broker = (host, int(port))
     try:

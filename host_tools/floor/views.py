@@ -10,6 +10,7 @@ import csv
 import datetime
 import io
 import json
+import re
 import urllib.parse
 
 from host_tools import commands as _commands  # noqa: F401  (the host package)
@@ -309,6 +310,12 @@ class AuditRow:
 AUDIT_PAGE = 200  # rows a page of the audit trail shows
 
 
+def is_number(text):
+    """An entry's or an alarm's number as a query gives it: 1 to 10 ASCII
+    digits (str.isdigit takes '²', which int() refuses)."""
+    return re.fullmatch(r"[0-9]{1,10}", text) is not None
+
+
 class AuditQuery:
     """Which part of the audit trail a page (or its CSV) shows: rows with ids
     below `before` (None: from the newest), of one user, action or table.
@@ -318,7 +325,7 @@ class AuditQuery:
     def __init__(self, before=None, user=None, action=None, table=None):
         self.before = self.user = self.action = self.table = None
         if before:
-            if not before.isdigit() or len(before) > 10:
+            if not is_number(before):
                 raise ValueError("before=%s is not an entry's number" % before[:20])
             self.before = int(before)
         if user:

@@ -477,7 +477,7 @@ class FloorView:
     def alarms_page(self):
         before = bottle.request.query.getunicode("before")
         if before is not None:
-            if not before.isdigit() or len(before) > 10:
+            if not views.is_number(before):
                 raise self._refused("before=%s is not an alarm's number" % before[:20],
                                     "/alarms")
             before = int(before)

@@ -154,6 +154,7 @@ def test_the_csv_holds_every_alarm_with_its_acknowledgement(alarms_db, view):
 
 @pytest.mark.parametrize("path, why", [
     ("alarms?before=7x", "before=7x is not an alarm&#039;s number"),
+    ("alarms?before=" + urllib.parse.quote("\u00b2"), "is not an alarm&#039;s number"),
     ("alarms.csv?state=closed", "state=closed is neither open nor acknowledged"),
     ("alarms.csv?table=" + urllib.parse.quote("<b>"), "is not a table id"),
 ])

@@ -125,6 +125,7 @@ def test_filters_by_account_action_and_table(trail, view):
 def test_bad_filters_are_refused_with_the_reason(view):
     for query, why in (("before=12x", "before=12x is not an entry&#039;s number"),
                        ("before=99999999999", "is not an entry"),
+                       ("before=" + urllib.parse.quote("\u00b2"), "is not an entry"),
                        ("action=delete", "action=delete is none of the audit trail"),
                        ("user=" + urllib.parse.quote("bad name!"), "is not an account"),
                        ("table=" + urllib.parse.quote("<script>"), "is not a table id")):
