@@ -216,6 +216,31 @@ def get(url, cookie=None):
     return r.status, r.read().decode("utf-8", "replace"), r.headers
 
 
+def start_view(db, table_path=None):
+    """The floor view of store db in this process, on a free loopback port,
+    its winning areas from table_path (None: the default table file)."""
+    from host_tools.floor import web
+    from host_tools.rules import load_table
+
+    cfg, table = load_table(table_path)
+    return web.FloorView(db, cfg, table).start("127.0.0.1", 0)
+
+
+def first_event(url, name):
+    """The data (parsed JSON) of the first `name` event of the event stream
+    at url (the floor view's /events?...)."""
+    r = urllib.request.urlopen(url, timeout=60)
+    event = None
+    for raw in r:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == name:
+            r.close()
+            return json.loads(line[6:])
+    raise AssertionError("the event stream ended without a %s event" % name)
+
+
 # ---- tables that feed a floor through a broker -----------------------------------------
 
 

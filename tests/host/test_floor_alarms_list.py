@@ -13,11 +13,10 @@ import urllib.parse
 
 import pytest
 
-from floorwebkit import feed, get
+from floorwebkit import feed, get, start_view
 from host_tools import REPO
-from host_tools.floor import staff, store, views, web
+from host_tools.floor import staff, store, views
 from host_tools.floor.simtables import TableJournal
-from host_tools.rules import load_table
 
 ALARMS = 480
 ACKED = 230  # of them acknowledged; the open ones are more than a page shows
@@ -57,9 +56,7 @@ def alarms_db(tmp_path):
 
 @pytest.fixture
 def view(alarms_db):
-    db, _conn = alarms_db
-    cfg, table = load_table(None)
-    v = web.FloorView(db, cfg, table).start("127.0.0.1", 0)
+    v = start_view(alarms_db[0])
     yield v
     v.stop()
 

@@ -13,11 +13,10 @@ import urllib.parse
 
 import pytest
 
-from floorwebkit import feed, get
+from floorwebkit import feed, first_event, get, start_view
 from host_tools import REPO
-from host_tools.floor import staff, views, web
+from host_tools.floor import staff, views
 from host_tools.floor.simtables import TableJournal
-from host_tools.rules import load_table
 
 ENTRIES = 2 * views.AUDIT_PAGE + 37  # three pages, the last one short
 
@@ -44,9 +43,7 @@ def trail(tmp_path):
 
 @pytest.fixture
 def view(trail):
-    db, _conn = trail
-    cfg, table = load_table(None)
-    v = web.FloorView(db, cfg, table).start("127.0.0.1", 0)
+    v = start_view(trail[0])
     yield v
     v.stop()
 
@@ -153,21 +150,9 @@ def test_the_live_page_follows_new_entries_and_its_older_link(trail, view):
     _db, conn = trail
     got = []
     done = threading.Event()
-    since = view.hub.version
-
-    def read():
-        r = urllib.request.urlopen(view.url + "events?page=audit&since=%d" % since, timeout=60)
-        event = None
-        for raw in r:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: ") and event == "audit":
-                got.append(json.loads(line[6:]))
-                done.set()
-                return
-
-    th = threading.Thread(target=read, daemon=True)
+    url = view.url + "events?page=audit&since=%d" % view.hub.version
+    th = threading.Thread(target=lambda: (got.append(first_event(url, "audit")), done.set()),
+                          daemon=True)
     th.start()
     new = staff.audit(conn, "ann", "sign-out", None, None, "signed out", "10.0.0.9")
     view.hub.notify((), audit=True)

@@ -11,9 +11,8 @@ import sys
 
 import pytest
 
-from floorwebkit import feed, get
+from floorwebkit import feed, get, start_view
 from host_tools import REPO
-from host_tools.floor import web
 from host_tools.floor.simtables import TableJournal
 from host_tools.rules import DEFAULT_TABLE, load_table
 
@@ -31,17 +30,12 @@ def store_2003(tmp_path):
     return db, j
 
 
-def _view(db, path):
-    cfg, table = load_table(path)
-    return web.FloorView(db, cfg, table).start("127.0.0.1", 0)
-
-
 def test_another_layout_is_not_drawn_and_the_pages_say_why(store_2003):
     db, j = store_2003
     _c, t2003 = load_table(TABLE_2003)
     _c, t2004 = load_table(None)
     assert t2003.channels != t2004.channels
-    v = _view(db, None)  # the floor's file: the 2004 full layout
+    v = start_view(db)  # the floor's file: the 2004 full layout
     try:
         rid = j.m.round - 1 if j.m.state else j.m.round
         _s, body, _h = get(v.url + "table/T9/round/%d" % rid)
@@ -60,7 +54,7 @@ def test_another_layout_is_not_drawn_and_the_pages_say_why(store_2003):
 
 def test_the_tables_own_file_draws_its_winning_areas(store_2003):
     db, j = store_2003
-    v = _view(db, TABLE_2003)
+    v = start_view(db, TABLE_2003)
     try:
         rid = j.m.round - 1 if j.m.state else j.m.round
         _s, body, _h = get(v.url + "table/T9/round/%d" % rid)

@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+from prockit import command_lines
 
 from brokerkit import need_mosquitto
 from floorkit import q
@@ -116,17 +117,8 @@ def test_floor_options_that_do_not_go_together_are_refused(tmp_path, capsys, arg
 
 def _pid_of(*words):
     """The one process whose command line holds every word."""
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % d, "rb") as f:
-                argv = f.read().decode("utf-8", "replace").split("\0")
-        except OSError:
-            continue
-        if all(any(w in a for a in argv) for w in words):
-            found.append(int(d))
+    found = [pid for pid, argv in command_lines() if all(any(w in a for a in argv)
+                                                          for w in words)]
     assert len(found) == 1, (words, found)
     return found[0]
 

@@ -14,7 +14,7 @@ import urllib.request
 
 import pytest
 
-from floorwebkit import NoRedirect, feed, get, post
+from floorwebkit import NoRedirect, feed, first_event, get, post
 from host_tools import REPO
 from host_tools.floor import staff, views, web
 from host_tools.floor.simtables import TableJournal
@@ -249,23 +249,12 @@ def test_a_signed_in_user_acknowledges_and_the_page_cannot_edit_the_trail(view):
 def test_the_event_stream_sends_a_tables_new_tile_after_a_commit(view):
     got = []
     done = threading.Event()
-
-    def read():
-        r = urllib.request.urlopen(view.url + "events?page=grid&since=%d" % view.hub.version,
-                                   timeout=60)
-        event = None
-        for raw in r:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: ") and event == "tiles":
-                got.append(json.loads(line[6:]))
-                done.set()
-                return
-
-    th = threading.Thread(target=read, daemon=True)
+    # The page's version before the commit: the stream sends what changed
+    # since, whether it opens before the commit or after.
+    url = view.url + "events?page=grid&since=%d" % view.hub.version
+    th = threading.Thread(target=lambda: (got.append(first_event(url, "tiles")), done.set()),
+                          daemon=True)
     th.start()
-    time.sleep(0.2)  # the stream opened (its first bytes are sent at once)
     j = view.journals["T2"]
     j.play_round()
     feed(view.db, {"T2": j})

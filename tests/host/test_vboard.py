@@ -7,6 +7,7 @@ import sys
 import time
 
 import pytest
+from prockit import command_lines
 
 from host_tools import REPO
 from host_tools.vboard import RESET_EXIT, VirtualBoard
@@ -195,19 +196,9 @@ def _zombie(pid):
 
 
 def _interpreters(folder):
-    found = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % d, "rb") as f:
-                cmd = f.read()
-        except OSError:
-            continue
-        if b"vboard_boot.py" in cmd and (folder.encode() + b"/fs\0") in cmd \
-                and not _zombie(int(d)):
-            found.append(int(d))
-    return found
+    return [pid for pid, argv in command_lines()
+            if any("vboard_boot.py" in a for a in argv)
+            and any(a.endswith(folder + "/fs") for a in argv) and not _zombie(pid)]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
