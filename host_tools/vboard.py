@@ -421,6 +421,12 @@ class VirtualBoard:
     def _env(self) -> dict[str, str]:
         env = dict(os.environ)
         env.pop("MICROPYPATH", None)
+        # Without HOME the unix port neither loads ~/.micropython.history into
+        # the heap at each start nor writes to it: a board's REPL history is
+        # in RAM and gone at a reset. The file is the host's, shared by every
+        # virtual board and every run: its lines (up to 4 KB seen) took heap
+        # that a board has, by whatever ran before.
+        env.pop("HOME", None)
         env["SICBO_VBOARD_RESET_EXIT"] = str(RESET_EXIT)
         if self.wire:
             env["SICBO_SIM_WIRE"] = self.wire

@@ -265,7 +265,9 @@ def _log_edge(p, v):
         b[2] = 6
         b[3] = p
         b[4] = v
-        t &= 0xFFFFFFFF
+        # ticks are below 2**30, a small int: no mask with 0xFFFFFFFF, a long
+        # int on a 32-bit port, which an edge under a locked heap (an IRQ)
+        # cannot allocate
         b[5] = (t >> 24) & 255
         b[6] = (t >> 16) & 255
         b[7] = (t >> 8) & 255

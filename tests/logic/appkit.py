@@ -4,9 +4,9 @@
 # the rig advances in POLL_MS steps, polling as the app's tasks would.
 import gc
 import json
-import os
 
 import machine
+from folderkit import fresh_folder, journal_records  # noqa: F401  (the tests import them from here too)
 
 # Folded into its uses (host_tools/constfold.py): loads nothing on the board.
 from sicbo import events as E
@@ -56,22 +56,6 @@ def table_dict(**changes):
     for k in changes:
         t[k] = changes[k]
     return t
-
-
-_folders = [0]
-
-
-def fresh_folder():
-    _folders[0] += 1
-    from roundkit import process_tag
-
-    path = "/tmp/sicbo-app-test-%s-%d" % (process_tag(), _folders[0])
-    try:
-        os.mkdir(path)
-    except OSError:
-        for name in os.listdir(path):
-            os.remove(path + "/" + name)
-    return path
 
 
 def write_files(folder, board=None, table=None):
@@ -264,17 +248,6 @@ def no_watchdog_reset(ms=20000):
     before = len(machine.sim_resets())
     machine.sim_advance(ms)
     return len(machine.sim_resets()) == before
-
-
-def journal_records(folder):
-    """Every record of the journal segments in folder, oldest first."""
-    from sicbo import journal
-
-    out = []
-    for name in sorted(n for n in os.listdir(folder) if n.endswith(".log")):
-        with open(folder + "/" + name, "rb") as f:
-            out.extend(journal.records(f.read()))
-    return out
 
 
 def journal_types(folder):

@@ -13,11 +13,21 @@ def record(seq, payload=b"\x00" * 8, rtype=J_ALARM):
     return encode(rtype, seq, 1, 1, seq * 10, 0, payload)
 
 
-def records(first, last):
-    out = bytearray()
+def records(first, last, before=b""):
+    """before, then the records first..last, each with the default payload
+    (one size), in one buffer made at its final length: growing it record by
+    record takes copies that a board's heap (the logic tests run there too,
+    sicbo test --on) has no room for beside the firmware."""
+    if last < first:
+        return bytearray(before)
+    size = len(record(first))
+    at = len(before)
+    out = bytearray(at + (last - first + 1) * size)
+    out[:at] = before
     for seq in range(first, last + 1):
-        out += record(seq)
-    return bytes(out)
+        out[at:at + size] = record(seq)
+        at += size
+    return out
 
 
 class MemorySource:
@@ -33,7 +43,8 @@ class MemorySource:
         self.data += data
 
     def add(self, first, last):
-        self.append(records(first, last))
+        """Records first..last added (see records)."""
+        self.data = records(first, last, self.data)
 
     def last_seq(self):
         last = 0

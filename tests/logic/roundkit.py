@@ -1,6 +1,8 @@
 # Helpers of the round, journal, recall and recovery tests (portable: CPython
 # and the MicroPython unix port). Not a test module itself.
 
+from folderkit import process_tag, rmdir, tmpdir  # noqa: F401  (tests import them from here too)
+
 from sicbo import areas, journal, kinds
 from sicbo import events as E
 from sicbo import signals as S
@@ -192,44 +194,3 @@ def forge(rtype, seq, rid, payload=bytes(8), boot=1, wall=None):
     """A CRC-valid record saying whatever the test wants (its length is the
     payload's plus 28)."""
     return journal.encode(rtype, seq, rid, boot, 0, wall, bytes(payload))
-
-
-def process_tag():
-    """A tag of this test process for its /tmp folders, so that runs at the
-    same time (another checkout, the mutation driver) never share one
-    (MicroPython has no os.getpid: a random tag, made once)."""
-    import os
-
-    if not _TAG:
-        if hasattr(os, "getpid"):
-            _TAG.append("%d" % os.getpid())
-        else:
-            from binascii import hexlify
-
-            _TAG.append(hexlify(os.urandom(4)).decode())
-    return _TAG[0]
-
-
-_TAG = []
-
-
-def tmpdir(name):
-    """A fresh, empty folder under /tmp for this test (no tempfile, no os.path
-    on MicroPython)."""
-    import os
-
-    path = "/tmp/sicbo-test-%s-%s" % (process_tag(), name)
-    try:
-        os.mkdir(path)
-    except OSError:
-        for f in os.listdir(path):
-            os.remove(path + "/" + f)
-    return path
-
-
-def rmdir(path):
-    import os
-
-    for f in os.listdir(path):
-        os.remove(path + "/" + f)
-    os.rmdir(path)

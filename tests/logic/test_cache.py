@@ -11,7 +11,7 @@ ID = b"\x01\x02\x03\x04\x05\x06"
 
 
 def _folder():
-    from roundkit import process_tag
+    from folderkit import process_tag
 
     path = "/tmp/sicbo-cache-test-%s" % process_tag()
     try:

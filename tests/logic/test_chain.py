@@ -191,6 +191,10 @@ def test_a_power_cut_at_any_point_of_an_append_leaves_a_verifiable_journal():
     states = []
 
     def sink(data):
+        # Only the last three appends are cut below: older snapshots of the
+        # files are let go, not held (a board's heap runs this too).
+        if len(states) == 3:
+            states.pop(0)
         states.append((_files(d), len(data)))
         st.append(data)
         states[-1] = states[-1] + (_files(d),)

@@ -5,9 +5,9 @@
 import os
 
 from chainkit import check_journal, started_key_file
+from folderkit import rmdir, tmpdir
 
 from journal_store import KEY_NAME, JournalStore
-from roundkit import rmdir, tmpdir
 from sicbo import chain as C
 from sicbo import records as R
 from sicbo.roundstate import RoundState

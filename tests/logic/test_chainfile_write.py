@@ -11,7 +11,6 @@ import struct
 import sys
 
 import access
-from appkit import fresh_folder
 from chainkit import (
     IDENT,
     KEY0,
@@ -23,9 +22,9 @@ from chainkit import (
     started_key_file,
     u32,
 )
+from folderkit import fresh_folder, rmdir, tmpdir
 
 from journal_store import KEY_NAME, JournalStore
-from roundkit import rmdir, tmpdir
 from sicbo import chain as C
 from sicbo import journal
 from sicbo import records as R

@@ -113,7 +113,7 @@ def test_a_server_name_that_is_not_a_name_is_refused_naming_it():
 def test_the_cache_text_the_host_writes_is_the_one_the_board_reads():
     # The text whole is the host's (`sicbo deploy`, CPython): a board's heap
     # need not hold it, and the board writes it piece by piece (cache.save).
-    from roundkit import process_tag
+    from folderkit import process_tag
 
     ident = b"\x0a\x0b\x0c\x0d\x0e\x0f"
     b = board.parse_board(_board(_floor(tls=True, server_name="mqtt.casino.example")))

@@ -8,9 +8,9 @@
 # the journal records it publishes are not what is looked at here.
 import linkkit
 from appkit import Table
+from folderkit import rmdir, tmpdir
 from link.outbox import Link
 
-from roundkit import rmdir, tmpdir
 from sicbo import events as E
 from sicbo import records as R
 

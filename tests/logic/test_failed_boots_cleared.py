@@ -14,8 +14,8 @@ import time
 
 import controller
 import faults
+from folderkit import rmdir, tmpdir
 
-from roundkit import rmdir, tmpdir
 from sicbo import events as E
 
 

@@ -397,7 +397,7 @@ def test_a_module_that_fails_to_load_is_named_with_its_file_in_the_fault():
     import os
     import sys
 
-    from roundkit import process_tag
+    from folderkit import process_tag
 
     pkg = "sicbo_fault_" + process_tag()
     d = "/tmp/" + pkg

@@ -32,7 +32,7 @@ def test_the_fault_file_goes_once_its_failed_boots_are_cleared_and_journaled():
     # boot; then the next clear removes the file, nothing in it left to do.
     import os
 
-    from roundkit import tmpdir
+    from folderkit import tmpdir
 
     path = tmpdir("fault_file_goes") + "/fault.txt"
     entries = [[E.F_HARDWARE, E.K_OS, 0, 0, "stage %d: OSError 5" % E.F_HARDWARE]]

@@ -7,8 +7,9 @@
 # cost per round in the benches): none for what it found there.
 import os
 
+from folderkit import rmdir, tmpdir
+
 from journal_store import JournalStore
-from roundkit import rmdir, tmpdir
 from sicbo import journal
 from sicbo import records as R
 from sicbo.roundstate import RoundState

@@ -8,9 +8,9 @@
 # giving it whole (damage for the scanners) instead of reading it again.
 from appkit import Table
 from chainkit import check_journal, started_key_file
+from folderkit import rmdir, tmpdir
 
 from journal_store import JournalStore
-from roundkit import rmdir, tmpdir
 from sicbo import events as E
 from sicbo import journal, logtext
 from sicbo import records as R

@@ -7,11 +7,10 @@
 # acknowledged everything sent, records journaled later get the whole
 # ack_wait_ms before they go again. Portable.
 import linkkit
+from folderkit import rmdir, tmpdir
 from link import client as C
 from link import mqtt
 from link.outbox import Link
-
-from roundkit import rmdir, tmpdir
 
 T0 = 700000  # a clock that is not near 0
 ACK = b"sicbo/S1/T01/ack"

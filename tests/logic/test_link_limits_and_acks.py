@@ -9,13 +9,13 @@
 # took to acknowledge. The journal as the outbox (device/link/source.py): a
 # read at the journal's end comes back empty at once. Portable.
 import linkkit
+from folderkit import rmdir, tmpdir
 from link import client as C
 from link import mqtt
 from link.outbox import Link, made, read_cursor
 from link.source import OutboxStore
 from link.wifi import Station
 
-from roundkit import rmdir, tmpdir
 from sicbo import records as R
 
 T0 = 300000  # a clock that is not near 0

@@ -8,11 +8,11 @@ import asyncio
 import gc
 
 import linkkit
+from folderkit import tmpdir
 from link import client as C
 from link import mqtt
 from link.outbox import Link
 
-from roundkit import tmpdir
 from sicbo import journal, logtext
 from sicbo import records as R
 

@@ -11,11 +11,10 @@
 import os
 
 import linkkit
+from folderkit import rmdir, tmpdir
 from link import client as C
 from link.outbox import Link, read_cursor
 from link.source import OutboxStore
-
-from roundkit import rmdir, tmpdir
 
 T0 = 1000
 

@@ -11,11 +11,10 @@
 import asyncio
 
 import linkkit
+from folderkit import rmdir, tmpdir
 from link import client as C
 from link import outbox
 from link.outbox import Link, read_cursor, write_cursor
-
-from roundkit import rmdir, tmpdir
 
 T0 = 300000  # a clock that is not near 0
 ACK = b"sicbo/S1/T01/ack"

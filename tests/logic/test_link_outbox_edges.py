@@ -5,10 +5,10 @@
 # again once the broker has it, and the backlog judged at start-up from
 # what the oldest segments hold. Portable.
 import linkkit
+from folderkit import rmdir, tmpdir
 from link.outbox import Link
 from link.source import OutboxStore
 
-from roundkit import rmdir, tmpdir
 from sicbo import journal
 from sicbo import records as R
 

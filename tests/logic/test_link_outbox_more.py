@@ -4,10 +4,9 @@
 # is (the network, with the station's status), not a broker found silent a
 # keepalive and a half later. Portable.
 import linkkit
+from folderkit import tmpdir
 from link import client as C
 from link.outbox import Link
-
-from roundkit import tmpdir
 
 T0 = 500000  # a clock that is not near 0
 

@@ -3,9 +3,9 @@
 # away or a segment file gone meanwhile, and a repeated sequence number.
 # What the link sends is the floor's copy of the money record: a record
 # skipped, sent twice or out of order is a wrong copy. Portable.
+from folderkit import rmdir, tmpdir
 from link.source import OutboxStore
 
-from roundkit import rmdir, tmpdir
 from sicbo import journal
 from sicbo import records as R
 

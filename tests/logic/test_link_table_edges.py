@@ -9,7 +9,7 @@ from link.source import OutboxStore
 
 from roundkit import make_cfg, rmdir, tmpdir
 from sicbo import events as E
-from sicbo import journal, logtext
+from sicbo import journal
 from sicbo import records as R
 from sicbo.meters import Meters
 from sicbo.roundmachine import RoundMachine
@@ -118,8 +118,10 @@ def test_link_up_journals_the_cursor_the_floor_had():
     ctl.link = _Floor(1000)  # 0x3e8: every byte of it counts
     ctl.link_up()
     rec = _records(ctl.store)[-1]
+    # Byte for byte: test_logtext reads such a payload as "up, the floor had
+    # N" (logtext is not loaded here: beside the round machine and the link
+    # its names leave a board no room, sicbo test --on).
     assert rec.type == R.J_LINK and rec.payload == bytes((R.LINK_UP, 0, 0, 0, 0xE8, 0x03, 0, 0))
-    assert "up, the floor had 1000" in logtext.journal_line(rec)
     _close(d, ctl)
 
 

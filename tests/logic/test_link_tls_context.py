@@ -9,10 +9,9 @@
 import sys
 
 import linkkit
+from folderkit import rmdir, tmpdir
 from link import client as C
 from link.outbox import made
-
-from roundkit import rmdir, tmpdir
 
 # Made-up DER: what matters is which is which.
 CA = b"\x30\x82\x01\x0aCA of the site"

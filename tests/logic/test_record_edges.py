@@ -8,7 +8,7 @@ import sys
 
 import access
 import machine
-from appkit import fresh_folder, journal_records
+from folderkit import fresh_folder, journal_records
 
 from sicbo import events as E
 from sicbo import journal, logtext

@@ -1,3 +1,4 @@
+# mprun-heap: controller
 # What the running table keeps loaded. A module a boot loads stays in the
 # heap, its code until it is forgotten (memory.forget) and its names for good
 # (docs/design.md, "Heap"): the modules only a boot, the file parsers or the
