@@ -22,6 +22,12 @@ restarts) is host_tools/vboard_repl.py; this module does the I/O it asks for.
   gets it flow-controlled (up to HOST_BACKLOG bytes waiting); a port held open
   but not read for HOST_STALL s drops it too, until the host sends something
   or the port is opened again.
+* Power back after a cut while somebody held the serial port: the port
+  comes back at once and the interpreter starts when that holder has opened
+  it again (a terminal or the demo takes the port again as soon as it is
+  there), at the latest BOOT_GRACE s later: an ESP32 takes about that long
+  from power to MicroPython's first line (ROM and second-stage bootloaders),
+  and without it the whole boot was printed before anybody could listen.
 * An interpreter that cannot run at all (it dies without a byte of output,
   MUTE_DEATHS times in a row) turns the board off (Relay.error) rather than
   busy-loop.
@@ -50,6 +56,7 @@ HOST_STALL = 1.0
 # control, no stall); the relay looks for the port's opening this often.
 DETACHED_POLL = 0.02
 MUTE_DEATHS = 8
+BOOT_GRACE = 0.5
 
 
 def set_raw(fd: int, isig: bool) -> None:
@@ -225,6 +232,8 @@ class Relay:
         self._unheard = False            # nobody reads: output dropped
         self._attached = False           # somebody holds the serial port open
         self._interrupt_due = False      # a SIGINT waits for the handler to be installed
+        self._held_at_cut = False        # somebody held the port when the power went
+        self._boot_due: float | None = None  # power is back: start by then (BOOT_GRACE)
 
     # ---- from other threads ---------------------------------------------------
     def start(self) -> None:
@@ -460,6 +469,10 @@ class Relay:
     def step(self) -> None:
         om = self.port.master
         attached = self.port_attached()
+        if self._boot_due is not None and (attached or time.monotonic() >= self._boot_due):
+            self._boot_due = None
+            self._held_at_cut = False
+            self.spawn(POWER_ON, "power-on")
         if not attached:
             # Nobody has the serial port open: what the board prints is lost
             # at once, as a UART's. The relay cannot wait on the port's
@@ -481,7 +494,7 @@ class Relay:
                     holding = True
         if self.to_host and attached and om is not None:
             wl.append(om)
-        waiting = self.framing.waiting_for_repl or holding
+        waiting = self.framing.waiting_for_repl or holding or self._boot_due is not None
         timeout = 0.1 if attached or om is None else DETACHED_POLL
         try:
             r, w, _ = select.select(rl, wl, [], 0.005 if waiting else timeout)
@@ -555,6 +568,9 @@ class Relay:
             except queue.Empty:
                 return stop
             if name == "power_cut":
+                self._held_at_cut = self.port_attached() or self._boot_due is not None \
+                    and self._held_at_cut
+                self._boot_due = None
                 self.kill()
                 self.framing.off()
                 self.port.close()
@@ -565,12 +581,15 @@ class Relay:
                 if self.child is None and self.port.master is None:
                     self.port.open()
             elif name == "power_on":
-                if self.child is None:
+                if self.child is None and self._boot_due is None:
                     if self.port.master is None:
                         self.port.open()
                     self.error = None
                     self._mute_deaths = 0
-                    self.spawn(POWER_ON, "power-on")
+                    if self._held_at_cut and not self.port_attached():
+                        self._boot_due = time.monotonic() + BOOT_GRACE
+                    else:
+                        self.spawn(POWER_ON, "power-on")
                 elif self.framing.running:
                     self.ready.set()
             elif name == "watchdog":
@@ -584,6 +603,7 @@ class Relay:
                     self.log("watchdog reset")
                     self.spawn(POWER_ON, "watchdog")
             elif name == "stop":
+                self._boot_due = None
                 self.kill()
                 self.framing.off()
                 stop = True
