@@ -81,7 +81,7 @@ test-board: setup
 	    $(BIN)/python -m host_tools.mprun --micropython $(VM32) --skip-controller tests/logic && \
 	    $(BIN)/python -m host_tools.mprun --micropython $(VM32_FROZEN) tests/logic && \
 	    SICBO_VM32=$(VM32) SICBO_VM32_FROZEN=$(VM32_FROZEN) SICBO_REQUIRE_VM32=1 \
-	        $(BIN)/pytest tests/board --durations=20; \
+	        $(BIN)/pytest tests/board -n 3 --dist loadfile --durations=20; \
 	fi
 
 # The 32-bit VMs, when MicroPython's source is given: the host tests run the

@@ -60,8 +60,27 @@ def vm32_frozen():
     return _interpreter("SICBO_VM32_FROZEN", frozen=True)
 
 
+# The figures every test measured, as their reports bring them: the gate
+# runs its files in several processes (pytest-xdist), and a worker's FIGURES
+# are not the controller's.
+_REPORTED: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _figures_to_report(request):
+    start = len(FIGURES)
+    yield
+    for text in FIGURES[start:]:
+        request.node.user_properties.append(("figure", text))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown":
+        _REPORTED.extend(v for k, v in report.user_properties if k == "figure")
+
+
 def pytest_terminal_summary(terminalreporter):
-    if FIGURES:
+    if _REPORTED:
         terminalreporter.section("board figures (ESP32-heap gate)")
-        for line in FIGURES:
+        for line in _REPORTED:
             terminalreporter.write_line(line)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from boardkit import BOARD, TABLE, Board, play_and_check, segments
+from boardkit import BOARD, TABLE, Board, figure, is_idle, play_and_check, read_records, segments
 
 from host_tools import REPO
 
@@ -63,3 +63,36 @@ def heap_in_use(b: Board) -> str:
             return "%s bytes (%.1f KiB), %s free" % (f[1], int(f[1]) / 1024, f[2])
     return "not read (%s; console %s, %d starts, %d soft resets)" % (
         (r.stdout + r.stderr).strip()[-200:], b.vb.console_state, b.vb.boots, b.vb.soft_resets)
+
+
+def boot_on_prefilled(exe, heap, folder, tag):
+    """Deploy (no reset), a full journal written by the same firmware elsewhere
+    into /journal, power cut, power on: the running table, then rounds until
+    the store has rotated while playing, each settled."""
+    full = prefilled(exe)
+    b = Board(folder, exe, heap)
+    try:
+        out = b.deploy(reset=False)
+        b.install_journal(full)
+        records = read_records(b.journal_dir)
+        last = max(r.round for r in records)
+        assert len(segments(b.journal_dir)) >= 4
+        b.open_console()
+        mark = b.console.mark()
+        t0 = time.monotonic()
+        try:
+            name, rnd, state = b.power_cycle("power-on on a full journal at heap %d" % heap)
+        except AssertionError as e:
+            figure("%s heap %d: does NOT boot on a full journal: %s"
+                   % (tag, heap, str(e).split("): ", 1)[-1][:600]))
+            raise
+        boot_s = time.monotonic() - t0
+        assert rnd == last and is_idle(state), (rnd, state, last)
+        played = rotate_while_playing(b, rnd, mark)
+        used = heap_in_use(b)
+    finally:
+        b.close()
+    figure("%s heap %d: boots on a full journal (%.1f s to the running table, round %d) and "
+           "plays %d rounds, the journal rotating meanwhile; heap in use by the running table "
+           "then: %s" % (tag, heap, boot_s, rnd, played, used))
+    return out

@@ -24,7 +24,7 @@ from boardkit import (
     read_records,
     segments,
 )
-from prefill import heap_in_use, prefilled, rotate_while_playing
+from prefill import heap_in_use
 
 from host_tools import REPO, heaps
 
@@ -104,51 +104,3 @@ def _boot_goal_on_the_same_journal(vm32, journal_dir):
            "filled through the table, power cuts: %d, rounds started: %d; heap in use after each "
            "boot %d..%d bytes" % (heaps.BOOT_GOAL, c.runs, c.cuts, len(c.started()),
                                   min(c.boot_heaps), max(c.boot_heaps)))
-
-
-def _boot_on_prefilled(exe, heap, folder, tag):
-    """Deploy (no reset), a full journal written by the same firmware elsewhere
-    into /journal, power cut, power on: the running table, then rounds until
-    the store has rotated while playing, each settled."""
-    full = prefilled(exe)
-    b = Board(folder, exe, heap)
-    try:
-        out = b.deploy(reset=False)
-        b.install_journal(full)
-        records = read_records(b.journal_dir)
-        last = max(r.round for r in records)
-        assert len(segments(b.journal_dir)) >= 4
-        b.open_console()
-        mark = b.console.mark()
-        t0 = time.monotonic()
-        try:
-            name, rnd, state = b.power_cycle("power-on on a full journal at heap %d" % heap)
-        except AssertionError as e:
-            figure("%s heap %d: does NOT boot on a full journal: %s"
-                   % (tag, heap, str(e).split("): ", 1)[-1][:600]))
-            raise
-        boot_s = time.monotonic() - t0
-        assert rnd == last and is_idle(state), (rnd, state, last)
-        played = rotate_while_playing(b, rnd, mark)
-        used = heap_in_use(b)
-    finally:
-        b.close()
-    figure("%s heap %d: boots on a full journal (%.1f s to the running table, round %d) and "
-           "plays %d rounds, the journal rotating meanwhile; heap in use by the running table "
-           "then: %s" % (tag, heap, boot_s, rnd, played, used))
-    return out
-
-
-def test_frozen_image_boots_on_a_full_journal_at_the_boards_heap(vm32_frozen, tmp_path):
-    """(b) The production image (firmware frozen in: deploy copies only main.py,
-    board.json, table.json and the configuration cache) boots on a full
-    journal and plays at the ESP32's heap, and in the heap the ESP32 starts
-    with, before it grows (56 KiB: the frozen image's goal). The
-    smallest heaps, with 1,000 rounds and power cuts, are figures:
-    `bench/board_heap.py --all` bisects them."""
-    out = _boot_on_prefilled(vm32_frozen, heaps.BOARD_HEAP, str(tmp_path / "vb"),
-                             "(b) frozen firmware,")
-    assert "frozen firmware" in out, out
-    out = _boot_on_prefilled(vm32_frozen, heaps.BOARD_HEAP_INITIAL, str(tmp_path / "vb56"),
-                             "(b) frozen firmware, the heap before it grows,")
-    assert "frozen firmware" in out, out
