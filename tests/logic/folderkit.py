@@ -23,16 +23,20 @@ def process_tag():
     return _TAG[0]
 
 
-def tmpdir(name):
-    """A fresh, empty folder under /tmp for this test (no tempfile, no os.path
-    on MicroPython)."""
-    path = "/tmp/sicbo-test-%s-%s" % (process_tag(), name)
+def _emptied(path):
+    """path, made or emptied (a folder left by an earlier run of this tag)."""
     try:
         os.mkdir(path)
     except OSError:
-        for f in os.listdir(path):
-            os.remove(path + "/" + f)
+        for name in os.listdir(path):
+            os.remove(path + "/" + name)
     return path
+
+
+def tmpdir(name):
+    """A fresh, empty folder under /tmp for this test (no tempfile, no os.path
+    on MicroPython)."""
+    return _emptied("/tmp/sicbo-test-%s-%s" % (process_tag(), name))
 
 
 def rmdir(path):
@@ -44,13 +48,7 @@ def rmdir(path):
 def fresh_folder():
     """A new, empty folder under /tmp for a table's files and journal."""
     _folders[0] += 1
-    path = "/tmp/sicbo-app-test-%s-%d" % (process_tag(), _folders[0])
-    try:
-        os.mkdir(path)
-    except OSError:
-        for name in os.listdir(path):
-            os.remove(path + "/" + name)
-    return path
+    return _emptied("/tmp/sicbo-app-test-%s-%d" % (process_tag(), _folders[0]))
 
 
 def journal_records(folder):
