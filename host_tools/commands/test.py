@@ -213,12 +213,13 @@ def controller_room(heap, wide):
     """None when the controller's tests fit a board with this heap, else why not."""
     from host_tools import heaps
 
-    if wide and heap >= heaps.CONTROLLER_BOARD_HEAP_64:
+    # heap: what the board reports, the GC's tables taken off its heap size
+    if wide and heap >= heaps.CONTROLLER_BOARD_USABLE_64:
         return None
     if wide:
         return ("this board's heap of %d bytes is under the %d they need on a 64-bit board "
                 "(a virtual board: sicbo vboard --heap %dk)"
-                % (heap, heaps.CONTROLLER_BOARD_HEAP_64, heaps.CONTROLLER_BOARD_HEAP_64 // 1024))
+                % (heap, heaps.CONTROLLER_BOARD_USABLE_64, heaps.CONTROLLER_BOARD_HEAP_64 // 1024))
     return ("on a 32-bit board (heap %d bytes) they are not known to fit beside the firmware "
             "as .mpy (they do not at the ESP32's %d); make test-board runs them on the frozen "
             "image at that heap" % (heap, heaps.BOARD_HEAP))

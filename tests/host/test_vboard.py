@@ -9,7 +9,7 @@ import time
 import pytest
 from prockit import command_lines
 
-from host_tools import REPO
+from host_tools import REPO, heaps
 from host_tools.vboard import RESET_EXIT, VirtualBoard
 from host_tools.vboard_shell import HOST_STALL, MUTE_DEATHS
 
@@ -275,7 +275,8 @@ def test_sicbo_test_on_the_virtual_board(vb):
     # the controller's tests need more heap than this board's: not run, and said so
     assert vb.heap == "240k"
     assert ("1 controller test file(s) not run: this board's heap of " in r.stdout
-            and "under the 393216 they need on a 64-bit board" in r.stdout), r.stdout
+            and "under the %d they need on a 64-bit board" % heaps.CONTROLLER_BOARD_USABLE_64
+            in r.stdout), r.stdout
     assert not [ln for ln in r.stdout.splitlines() if ln.strip().startswith("test_faults.py")]
     assert os.path.exists(os.path.join(vb.fs, "t", "tests", "mp_runner.py"))
     assert os.path.exists(os.path.join(vb.fs, "t", "device", "sicbo", "settle.mpy"))
