@@ -152,6 +152,9 @@ class _Walk:
     def __init__(self):
         self.bad = []  # [(segment name, corrupt bytes, torn bytes)]
         self.gaps = []  # the newest [(first seq missing, last, first round, last round)]
+        # The record of the alarm the round state holds: (seq, round, code,
+        # detail), kept as the replay keeps its flag, so that status names it.
+        self.alarm = None
 
     def read(self, store, order, take, on_gap=None):
         """take(data, off, gap) for every record (order: the RoundState it
@@ -162,6 +165,12 @@ class _Walk:
             seq0 = order.seq
             rid0 = order.round
             take(b, o, gap)
+            t = b[o + R.OFF_TYPE]
+            if (t == R.J_ALARM or t == R.J_VIOLATION) and order.alarm:
+                p = o + R.HEADER
+                self.alarm = (order.seq, order.round, b[p + R.P_CODE], b[p + R.P_DETAIL])
+            elif not order.alarm:
+                self.alarm = None
             if seq0 and order.seq > seq0 + 1:
                 g = (seq0 + 1, order.seq - 1, rid0,
                      order.round - (b[o + R.OFF_TYPE] == R.J_ROUND))
@@ -482,7 +491,10 @@ def _status_journal(c, rs=None):
         logtext.name_of(texts.STATE_NAMES, rs.state, "state", 0), rs.round, rs.boot, rs.seq))
     flags = []
     if rs.alarm:
-        flags.append("ALARM")
+        a = c.walked.alarm if c.walked else None
+        # what the alarm lamp is for, as its record says it
+        flags.append("ALARM" if a is None else "ALARM: %s (journal %d, round %d)" % (
+            logtext.message_text(a[2], a[3]), a[0], a[1]))
     if rs.violation:
         flags.append("VIOLATION")
     if rs.open_seq:

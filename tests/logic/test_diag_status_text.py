@@ -4,10 +4,12 @@
 # configuration file, and every won area of the wrapped wins listing.
 import json
 
-from appkit import Table, board_dict
+from appkit import Table, board_dict, reboot
 from diagkit import _out, _table
 
 import diag
+from sicbo import logtext
+from sicbo import records as R
 
 
 def _setup(t):
@@ -99,3 +101,33 @@ def test_meters_lists_every_won_area_when_the_listing_wraps():
             won[cells[k]] = int(cells[k + 1])
     assert won == {"SMALL": 1, "EVEN": 1, "SINGLE_1": 1, "SINGLE_2": 1, "SINGLE_3": 1,
                    "PAIR_1_2": 1}, _out
+
+
+def test_status_names_the_alarm_its_lamp_is_lit_for():
+    # A power cut with betting open: the boot voids the round and raises an
+    # alarm; status says which, from its record, not a bare ALARM.
+    t = Table(board=board_dict(bell_ms=50))
+    t.open_round()
+    t = reboot(t)
+    alarms = [r for r in t.journal() if r.type == R.J_ALARM]
+    t.close()
+    assert len(alarms) == 1, t.types()
+    a = alarms[0]
+    _setup(t)
+    diag.status()
+    want = "alarms    ALARM: %s (journal %d, round %d)" % (
+        logtext.message_text(a.p(R.P_CODE), a.p(R.P_DETAIL)), a.seq, a.round)
+    assert _lines("alarms") == [want], _out
+    assert "power cut" in want, want
+    # acknowledged by the supervisor: no alarm left to name
+    t = reboot(t)
+    t.set("supervisor", 1)
+    t.run(200)
+    t.set("supervisor", 0)
+    t.run(200)
+    cleared = R.J_ALARM_CLEAR in t.types()
+    t.close()
+    assert cleared, t.types()
+    _setup(t)
+    diag.status()
+    assert _lines("alarms") == ["alarms    none"], _out
