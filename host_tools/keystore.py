@@ -69,10 +69,10 @@ class KeyStore:
         """A new provisioning for `table` whose first key is that of sequence
         number `base` (at or below the chain's first record), added to the
         store (not yet saved)."""
-        from host_tools.floor.site import check_id
+        from host_tools.floor.site import check_table_id
 
         try:
-            check_id("table", table)
+            check_table_id("table", table)
         except ValueError as e:
             raise UsageError(str(e)) from None
         if not isinstance(base, int) or not 1 <= base < 1 << 32:

@@ -339,6 +339,11 @@ def _parse_floor(obj):
     _known(obj, "floor", _FLOOR_FIELDS)
     site = _floor_id(obj, "site")
     table = _floor_id(obj, "table")
+    if table == "floor":
+        # The broker's ACL gives that name every table's journals and
+        # acknowledgements: a table under it could move the others' cursors.
+        raise ConfigError("floor.table", "'floor' is the floor service's name on the broker, "
+                          "never a table's")
     broker = obj.get("broker")
     if not isinstance(broker, str) or not broker or len(broker) > 253:
         raise ConfigError("floor.broker", "must be the broker's address (an IP address is "

@@ -794,7 +794,7 @@ def _floor_args(args):
     from host_tools.floor import site as fsite
 
     try:
-        fsite.check_id("--table-id", args.table_id)
+        fsite.check_table_id("--table-id", args.table_id)
     except ValueError as e:
         raise UsageError(str(e)) from None
 

@@ -182,7 +182,7 @@ class SimTable:
 
     def __init__(self, owner, table_id, journal, batch, window, resend_s):
         self.owner = owner
-        self.id = S.check_id("table", table_id)
+        self.id = S.check_table_id("table", table_id)
         self.journal = journal
         self.batch = batch  # records per publish, at most
         self.window = window  # records sent and not yet acknowledged, at most

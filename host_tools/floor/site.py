@@ -18,6 +18,21 @@ def check_id(what, value):
     return value
 
 
+# The floor service's own name on the broker (its certificate's CN, the ACL's
+# `user floor`): never a table's id, or that table would read every table's
+# journal and write their acknowledgements.
+SERVICE_ID = "floor"
+
+
+def check_table_id(what, value):
+    """check_id, and never the floor service's name."""
+    check_id(what, value)
+    if value == SERVICE_ID:
+        raise ValueError("%s %r is the floor service's name on the broker, never a table's"
+                         % (what, value))
+    return value
+
+
 def acl_text(site):
     """The broker's ACL for a site: the text of docs/floor.md with SITE filled
     in (one copy, host_tools/certs.py's; test_floor_ingest checks the

@@ -329,6 +329,24 @@ def test_a_topic_that_is_not_a_tables_is_rejected(tmp_path):
     assert r.q("SELECT * FROM tables") == []
 
 
+def test_the_floor_services_own_name_is_never_a_table(tmp_path):
+    # The ACL's table patterns give every name its own topics, the floor's
+    # too: records under sicbo/SITE/floor/ are refused and kept, and no
+    # table "floor" appears (its records, its status, its chain head).
+    r = Rig(tmp_path / "f.db")
+    j = played(1)
+    for kind, payload in (("journal", j.records[0]), ("status", b'{"online": true}'),
+                          ("head", b"1 00")):
+        r.send("floor", payload, kind)
+    assert r.q("SELECT topic, reason FROM rejects") == [
+        ("sicbo/%s/floor/%s" % (SITE, kind), "the floor service's own name, never a table's")
+        for kind in ("journal", "status", "head")]
+    assert r.q("SELECT * FROM tables") == [] and r.q("SELECT * FROM records") == []
+    assert "floor" not in r.floor.feeds
+    r.send("T1", j.records[0])  # a table beside it is taken
+    assert [bytes(x[1]) for x in r.rows("T1")] == [j.records[0]]
+
+
 def test_a_restart_rebuilds_the_same_state_from_the_store(tmp_path):
     r = Rig(tmp_path / "f.db")
     j = played(30, checkpoint_every=10)

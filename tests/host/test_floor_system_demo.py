@@ -108,6 +108,8 @@ def test_without_mosquitto_the_demo_says_so_in_one_line_and_plays(tmp_path, monk
     (["--broker", "127.0.0.1:1"], "--broker needs --site-folder DIR"),
     (["--floor-db", "x.db"], "--floor-db goes with --broker"),
     (["--floor", "--table-id", "T 1"], "is not 1 to 32 characters"),
+    (["--floor", "--table-id", "floor"],
+     "--table-id 'floor' is the floor service's name on the broker, never a table's"),
 ])
 def test_floor_options_that_do_not_go_together_are_refused(tmp_path, capsys, args, said):
     code = main(["demo", "--folder", str(tmp_path / "demo"), *args])

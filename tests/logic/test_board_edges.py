@@ -110,3 +110,13 @@ def test_an_id_of_no_characters_or_too_many_is_refused_naming_its_field():
             assert e.field == "floor." + key, (v, e.field)
             assert e.message == "must be 1 to 32 characters of A-Z a-z 0-9 _ -, got %r" % (v,), (
                 v, e.message)
+
+
+def test_a_table_may_not_take_the_floor_services_name():
+    # The broker's ACL gives the name `floor` every table's journals and
+    # acknowledgements; a site may be called so, a table may not.
+    e = _refusal("table", "floor")
+    assert e.field == "floor.table", e.field
+    assert e.message == "'floor' is the floor service's name on the broker, never a table's", e
+    assert board.parse_board(_board(_floor_id("site", "floor"))).floor["site"] == "floor"
+    assert board.parse_board(_board(_floor_id("table", "Floor"))).floor["table"] == "Floor"
