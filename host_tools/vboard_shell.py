@@ -568,8 +568,9 @@ class Relay:
             except queue.Empty:
                 return stop
             if name == "power_cut":
-                self._held_at_cut = self.port_attached() or self._boot_due is not None \
-                    and self._held_at_cut
+                # a cut while the board waited for its holder keeps that holder
+                self._held_at_cut = self.port_attached() or (
+                    self._boot_due is not None and self._held_at_cut)
                 self._boot_due = None
                 self.kill()
                 self.framing.off()

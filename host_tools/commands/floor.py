@@ -104,11 +104,7 @@ def add_arguments(p):
     state = ak.add_mutually_exclusive_group()
     state.add_argument("--open", action="store_true", help="only those still open")
     state.add_argument("--acknowledged", action="store_true", help="only those acknowledged")
-    ak.add_argument("--limit", type=int, default=None, metavar="N",
-                    help="at most N alarms (1 or more; the default: all)")
-    fmt = ak.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="machine-readable output")
-    fmt.add_argument("--csv", action="store_true", help="CSV, as the floor view's alarms.csv")
+    _limit_and_format(ak, "alarms", "alarms.csv")
     au = sub.add_parser("audit", help="the floor view's audit trail, newest first (sign-ins, "
                                       "acknowledgements, accounts, approvals, refusals)")
     au.add_argument("--db", metavar="FILE", required=True)
@@ -117,11 +113,7 @@ def add_arguments(p):
                     help="one action's entries")
     au.add_argument("--table", metavar="ID", help="one table's entries")
     au.add_argument("--before", metavar="N", help="entries numbered below N")
-    au.add_argument("--limit", type=int, default=None, metavar="N",
-                    help="at most N entries (1 or more; the default: all)")
-    fmt = au.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="machine-readable output")
-    fmt.add_argument("--csv", action="store_true", help="CSV, as the floor view's audit.csv")
+    _limit_and_format(au, "entries", "audit.csv")
     al = sub.add_parser("approvals", help="the approvals, in order")
     al.add_argument("--db", metavar="FILE", required=True)
     al.add_argument("--json", action="store_true")
@@ -483,14 +475,29 @@ def _approvals(args):
     return 0
 
 
+def _limit_and_format(p, what, csv_name):
+    """A listing's --limit and its output (text, --json or --csv)."""
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="at most N %s (1 or more; the default: all)" % what)
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="machine-readable output")
+    fmt.add_argument("--csv", action="store_true", help="CSV, as the floor view's " + csv_name)
+
+
+def _check_limit(args):
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be 1 or more (without it: all)")
+
+
 def _alarms(args):
     from host_tools.floor import site, views
 
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be 1 or more (without it: all)")
-    if args.table is not None and not site.ID_RE.match(args.table):
-        raise UsageError("--table %s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
-                         % args.table[:40])
+    _check_limit(args)
+    try:
+        if args.table is not None:
+            site.check_filter("--table ", args.table)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     conn = _open(args.db)
     try:
         rows = views.alarms(conn, args.table, open_only=args.open,
@@ -523,8 +530,7 @@ def _alarms(args):
 def _audit(args):
     from host_tools.floor import views
 
-    if args.limit is not None and args.limit < 1:
-        raise UsageError("--limit must be 1 or more (without it: all)")
+    _check_limit(args)
     try:
         query = views.AuditQuery(args.before, args.user, args.audit_action, args.table)
     except ValueError as e:

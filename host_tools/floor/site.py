@@ -18,6 +18,15 @@ def check_id(what, value):
     return value
 
 
+def check_filter(said, value):
+    """A table id given to narrow a listing (a page's `table=`, a command's
+    `--table `): ValueError, naming it as `said`, for anything else."""
+    if not ID_RE.match(value):
+        raise ValueError("%s%s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
+                         % (said, value[:40]))
+    return value
+
+
 # The floor service's own name on the broker (its certificate's CN, the ACL's
 # `user floor`): never a table's id, or that table would read every table's
 # journal and write their acknowledgements.

@@ -339,10 +339,7 @@ class AuditQuery:
                                  % (action[:40], ", ".join(staff.AUDIT_ACTIONS)))
             self.action = action
         if table:
-            if not site.ID_RE.match(table):
-                raise ValueError("table=%s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
-                                 % table[:40])
-            self.table = table
+            self.table = site.check_filter("table=", table)
 
     def filtered(self):
         return self.user is not None or self.action is not None or self.table is not None

@@ -499,9 +499,11 @@ class FloorView:
         if state not in (None, "", "open", "acknowledged"):
             raise self._refused("state=%s is neither open nor acknowledged" % state[:40],
                                 "/alarms")
-        if tid and not site.ID_RE.match(tid):
-            raise self._refused("table=%s is not a table id (1 to 32 of A-Z a-z 0-9 _ -)"
-                                % tid[:40], "/alarms")
+        try:
+            if tid:
+                site.check_filter("table=", tid)
+        except ValueError as e:
+            raise self._refused(str(e), "/alarms") from None
         with self.reader() as conn:
             rows = views.alarms(conn, tid, open_only=state == "open", limit=None,
                                 acknowledged=state == "acknowledged")

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -239,6 +240,33 @@ def first_event(url, name):
             r.close()
             return json.loads(line[6:])
     raise AssertionError("the event stream ended without a %s event" % name)
+
+
+class NextEvent:
+    """The first `name` event of a page's event stream, read in a thread
+    from the page's version now: what changes after this is sent, whether
+    the stream opens before the change or after it."""
+
+    def __init__(self, view, page, name):
+        self.name = name
+        self.got = []
+        self.done = threading.Event()
+        url = view.url + "events?page=%s&since=%d" % (page, view.hub.version)
+        threading.Thread(target=self._read, args=(url,), daemon=True).start()
+
+    def _read(self, url):
+        try:
+            self.got.append(first_event(url, self.name))
+        except BaseException as e:  # noqa: B036 (said by wait(), in the test's thread)
+            self.got.append(e)
+        self.done.set()
+
+    def wait(self, timeout=60):
+        """The event's data (parsed JSON)."""
+        assert self.done.wait(timeout), "no %s event within %d s" % (self.name, timeout)
+        if isinstance(self.got[0], BaseException):
+            raise self.got[0]
+        return self.got[0]
 
 
 # ---- tables that feed a floor through a broker -----------------------------------------

@@ -7,13 +7,12 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import urllib.error
 import urllib.parse
 
 import pytest
 
-from floorwebkit import feed, first_event, get, start_view
+from floorwebkit import NextEvent, feed, get, start_view
 from host_tools import REPO
 from host_tools.floor import staff, views
 from host_tools.floor.simtables import TableJournal
@@ -148,16 +147,10 @@ def test_the_csv_holds_every_matching_entry_and_starts_no_formula(trail, view):
 
 def test_the_live_page_follows_new_entries_and_its_older_link(trail, view):
     _db, conn = trail
-    got = []
-    done = threading.Event()
-    url = view.url + "events?page=audit&since=%d" % view.hub.version
-    th = threading.Thread(target=lambda: (got.append(first_event(url, "audit")), done.set()),
-                          daemon=True)
-    th.start()
+    ev = NextEvent(view, "audit", "audit")
     new = staff.audit(conn, "ann", "sign-out", None, None, "signed out", "10.0.0.9")
     view.hub.notify((), audit=True)
-    assert done.wait(60), "no audit event"
-    d = got[0]
+    d = ev.wait()
     everything = _db_ids(conn)
     assert _ids(d["html"]) == everything[:views.AUDIT_PAGE] and _ids(d["html"])[0] == new
     assert d["older"] == "/audit?before=%d" % everything[views.AUDIT_PAGE - 1]

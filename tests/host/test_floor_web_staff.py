@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -14,7 +13,7 @@ import urllib.request
 
 import pytest
 
-from floorwebkit import NoRedirect, feed, first_event, get, post
+from floorwebkit import NextEvent, NoRedirect, feed, get, post
 from host_tools import REPO
 from host_tools.floor import staff, views, web
 from host_tools.floor.simtables import TableJournal
@@ -247,20 +246,12 @@ def test_a_signed_in_user_acknowledges_and_the_page_cannot_edit_the_trail(view):
 
 
 def test_the_event_stream_sends_a_tables_new_tile_after_a_commit(view):
-    got = []
-    done = threading.Event()
-    # The page's version before the commit: the stream sends what changed
-    # since, whether it opens before the commit or after.
-    url = view.url + "events?page=grid&since=%d" % view.hub.version
-    th = threading.Thread(target=lambda: (got.append(first_event(url, "tiles")), done.set()),
-                          daemon=True)
-    th.start()
+    ev = NextEvent(view, "grid", "tiles")  # from the page's version before the commit
     j = view.journals["T2"]
     j.play_round()
     feed(view.db, {"T2": j})
     view.notify({"T2"})
-    assert done.wait(60), "no tiles event"
-    tiles = got[0]["tiles"]
+    tiles = ev.wait()["tiles"]
     assert list(tiles) == ["T2"]
     assert 'data-result-round="%d"' % j.m.round in tiles["T2"]
 
