@@ -42,8 +42,6 @@ for p in (REPO, os.path.join(REPO, "tests", "host"), BENCH):
 
 from host_tools import heaps  # noqa: E402
 
-READER = ("bench", "bench-reader-pw")
-
 
 def _pct(v, p):
     v = sorted(v)
@@ -63,7 +61,12 @@ class AckClock:
         self.lock = threading.Lock()
         topic = "sicbo/%s/%s/ack" % (site, tid)
         self.c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="bench-ack-clock")
-        self.c.username_pw_set(*READER)
+        # The site's read-only account (tests/host/floorsys.py gives it a password).
+        from floorsys import READER_PASSWORD
+
+        from host_tools.floor.site import READER_ID
+
+        self.c.username_pw_set(READER_ID, READER_PASSWORD)
         self.c.on_connect = lambda c, u, f, rc, p=None: c.subscribe(topic, qos=1)
         self.c.on_message = self._on_message
         self.c.connect("127.0.0.1", port, keepalive=10)
@@ -96,7 +99,7 @@ def latency(folder, rounds):
 
     from sicbo import journal
 
-    site = Site(folder, ["T01"], readers={READER[0]: READER[1]})
+    site = Site(folder, ["T01"])
     table = Table(site, "T01", os.path.join(folder, "T01"), seed=2)
     clock = None
     try:

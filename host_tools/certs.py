@@ -196,7 +196,8 @@ def acl(site: str) -> str:
     """The broker's ACL for a site (docs/floor.md): a table writes only its
     own journal, status and chain head and reads only its own
     acknowledgements; the floor service (user `floor`) reads every table's
-    and writes the acks."""
+    and writes the acks; the read-only account (user `compliance`) reads
+    every topic of the site."""
     check_name("site", site)
     return ("# every table: its own topics only\n"
             "pattern write sicbo/{s}/%u/journal\n"
@@ -208,4 +209,7 @@ def acl(site: str) -> str:
             "topic read sicbo/{s}/+/journal\n"
             "topic read sicbo/{s}/+/status\n"
             "topic read sicbo/{s}/+/head\n"
-            "topic write sicbo/{s}/+/ack\n").format(s=site)
+            "topic write sicbo/{s}/+/ack\n"
+            "# read-only: compliance and surveillance\n"
+            "user compliance\n"
+            "topic read sicbo/{s}/#\n").format(s=site)

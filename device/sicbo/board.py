@@ -339,11 +339,14 @@ def _parse_floor(obj):
     _known(obj, "floor", _FLOOR_FIELDS)
     site = _floor_id(obj, "site")
     table = _floor_id(obj, "table")
-    if table == "floor":
-        # The broker's ACL gives that name every table's journals and
-        # acknowledgements: a table under it could move the others' cursors.
-        raise ConfigError("floor.table", "'floor' is the floor service's name on the broker, "
-                          "never a table's")
+    # The broker's ACL gives these names powers no table has (the floor
+    # service's: every table's journals and acknowledgements; the read-only
+    # account's: every topic): a table under one could read or move others'.
+    who = ("the floor service's" if table == "floor" else
+           "the site's read-only account's" if table == "compliance" else None)
+    if who is not None:
+        raise ConfigError("floor.table", "%r is %s name on the broker, never a table's"
+                          % (table, who))
     broker = obj.get("broker")
     if not isinstance(broker, str) or not broker or len(broker) > 253:
         raise ConfigError("floor.broker", "must be the broker's address (an IP address is "

@@ -142,7 +142,9 @@ def add_arguments(p):
                    help="a name or address of the broker (its certificate's SAN; a new "
                         "site CA only; repeat for several)")
     c.add_argument("--client", action="append", default=[], metavar="ID",
-                   help="a client certificate for this table id, or floor (repeat)")
+                   help="a client certificate for this table id, for floor (the floor "
+                        "service) or for compliance (the site's read-only "
+                        "account) (repeat)")
     b = sub.add_parser("broker-config", help="write a site broker's mosquitto.conf and ACL")
     b.add_argument("--site", required=True)
     b.add_argument("--out", metavar="FOLDER", required=True)

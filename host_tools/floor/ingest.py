@@ -453,11 +453,13 @@ class Floor:
                                 None, 0, len(payload), payload[:REJECT_KEEP]))
             return
         tid, kind = where
-        if tid == S.SERVICE_ID:
-            # Only the floor's own identity may write there (the ACL's table
-            # patterns give every name its own topics): no table's records.
-            out.rejects.append((None, topic[:200], now, "the floor service's own name, never "
-                                "a table's", None, 0, len(payload), payload[:REJECT_KEEP]))
+        if tid in S.RESERVED:
+            # Only the floor's or the read-only account's own identity may
+            # write there (the ACL's table patterns give every name its own
+            # topics): no table's records.
+            out.rejects.append((None, topic[:200], now, "%s name, never a table's"
+                                % S.RESERVED[tid], None, 0, len(payload),
+                                payload[:REJECT_KEEP]))
             return
         f = self.feed(tid, now)
         f.last_seen = now

@@ -27,18 +27,23 @@ def check_filter(said, value):
     return value
 
 
-# The floor service's own name on the broker (its certificate's CN, the ACL's
-# `user floor`): never a table's id, or that table would read every table's
-# journal and write their acknowledgements.
+# Names the site's ACL gives powers no table has (host_tools/certs.acl; its
+# table patterns apply to every name, these too): never a table's id. The
+# floor service (its certificate's CN, `user floor`) reads every table's
+# journal and writes their acknowledgements; the read-only account
+# (compliance and surveillance feeds, an auditor's own subscriber) reads
+# every topic of the site and writes nothing a table or the floor takes.
 SERVICE_ID = "floor"
+READER_ID = "compliance"
+RESERVED = {SERVICE_ID: "the floor service's", READER_ID: "the site's read-only account's"}
 
 
 def check_table_id(what, value):
-    """check_id, and never the floor service's name."""
+    """check_id, and never a name the ACL reserves (RESERVED)."""
     check_id(what, value)
-    if value == SERVICE_ID:
-        raise ValueError("%s %r is the floor service's name on the broker, never a table's"
-                         % (what, value))
+    if value in RESERVED:
+        raise ValueError("%s %r is %s name on the broker, never a table's"
+                         % (what, value, RESERVED[value]))
     return value
 
 

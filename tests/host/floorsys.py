@@ -31,6 +31,7 @@ from host_tools.broker import Broker, TlsFiles
 from host_tools.commands import demo
 from host_tools.commands import journal as jcmd
 from host_tools.deploy import deploy
+from host_tools.floor.site import FLOOR_USER, READER_ID
 from host_tools.vboard import VirtualBoard
 from sicbo import records as R
 
@@ -41,6 +42,7 @@ WIFI = "vboard-net"  # sim/network routes the board's connections once it has a 
 WIFI_KEY = "wifi-key-of-the-test"
 DEADLINE_S = 240.0  # for anything a busy machine may be slow at
 FLOOR_PASSWORD = "floor-pw-of-the-test"
+READER_PASSWORD = "compliance-pw-of-the-test"  # the read-only account (READER_ID)
 
 
 def need_vm32(frozen=False):
@@ -90,21 +92,18 @@ class Site:
     listener, both under the site's ACL, and the floor service on the TLS
     listener. `plain` names the tables that use the password listener."""
 
-    def __init__(self, folder, tables, plain=(), readers=None):
-        # readers: {user: password} of clients that may read every topic of
-        # the site on the password listener (a bench's clock on the acks)
+    def __init__(self, folder, tables, plain=()):
         self.folder = str(folder)
         self.certs = os.path.join(self.folder, "site")
         site = certs.make_site(self.certs, SITE, [BROKER_NAME, "127.0.0.1"])
         self.site_files = site
-        self.ids = {cn: certs.make_client(self.certs, cn) for cn in ["floor"] + list(tables)}
+        # The floor service, the site's read-only account and every table.
+        self.ids = {cn: certs.make_client(self.certs, cn)
+                    for cn in [FLOOR_USER, READER_ID] + list(tables)}
         self.plain = tuple(plain)
-        passwords = {"floor": FLOOR_PASSWORD}
+        passwords = {FLOOR_USER: FLOOR_PASSWORD, READER_ID: READER_PASSWORD}
         passwords.update({t: password_of(t) for t in plain})
         acl = certs.acl(SITE)
-        for user, password in (readers or {}).items():
-            passwords[user] = password
-            acl += "\nuser %s\ntopic read sicbo/%s/#\n" % (user, SITE)
         need_mosquitto()
         self.broker = SiteBroker(os.path.join(self.folder, "mq"),
                                  tls=TlsFiles(site.ca_pem, site.broker_pem, site.broker_key),

@@ -9,6 +9,8 @@ import json
 import os
 import re
 
+import pytest
+
 from host_tools.floor import ingest, site, store
 from host_tools.floor.simtables import TableJournal
 from host_tools.rules import DEFAULT_TABLE, load_table
@@ -329,22 +331,28 @@ def test_a_topic_that_is_not_a_tables_is_rejected(tmp_path):
     assert r.q("SELECT * FROM tables") == []
 
 
-def test_the_floor_services_own_name_is_never_a_table(tmp_path):
+@pytest.mark.parametrize("name, reason", [
+    ("floor", "the floor service's name, never a table's"),
+    ("compliance", "the site's read-only account's name, never a table's")])
+def test_the_names_the_acl_reserves_are_never_a_table(tmp_path, name, reason):
     # The ACL's table patterns give every name its own topics, the floor's
-    # too: records under sicbo/SITE/floor/ are refused and kept, and no
-    # table "floor" appears (its records, its status, its chain head).
+    # and the read-only account's too: records under sicbo/SITE/floor/ and
+    # sicbo/SITE/compliance/ are refused and kept, and no such table appears
+    # (its records, its status, its chain head).
     r = Rig(tmp_path / "f.db")
     j = played(1)
     for kind, payload in (("journal", j.records[0]), ("status", b'{"online": true}'),
                           ("head", b"1 00")):
-        r.send("floor", payload, kind)
+        r.send(name, payload, kind)
     assert r.q("SELECT topic, reason FROM rejects") == [
-        ("sicbo/%s/floor/%s" % (SITE, kind), "the floor service's own name, never a table's")
-        for kind in ("journal", "status", "head")]
+        ("sicbo/%s/%s/%s" % (SITE, name, kind), reason) for kind in ("journal", "status", "head")]
     assert r.q("SELECT * FROM tables") == [] and r.q("SELECT * FROM records") == []
-    assert "floor" not in r.floor.feeds
+    assert name not in r.floor.feeds
     r.send("T1", j.records[0])  # a table beside it is taken
     assert [bytes(x[1]) for x in r.rows("T1")] == [j.records[0]]
+    # The reserved names are exactly the ACL's users.
+    assert sorted(site.RESERVED) == sorted(
+        line.split()[1] for line in site.acl_text(SITE).splitlines() if line.startswith("user "))
 
 
 def test_a_restart_rebuilds_the_same_state_from_the_store(tmp_path):

@@ -2,7 +2,7 @@
 virtual tables over TLS, each with its own certificate, playing while the
 broker is killed and restarted and each table's network is dropped in turn;
 a subscriber of the test's own (on the broker's password listener, as the
-floor's account) sees every message the broker delivers, and no table ever
+site's read-only account) sees every message the broker delivers, and no table ever
 published under another's id: every record on a table's journal topic is
 that table's own journal record."""
 
@@ -12,7 +12,7 @@ import threading
 import paho.mqtt.client as mqtt
 from floorsys import (
     DEADLINE_S,
-    FLOOR_PASSWORD,
+    READER_PASSWORD,
     SITE,
     Site,
     Table,
@@ -24,6 +24,7 @@ from linkrig import split_records
 from paho.mqtt.enums import CallbackAPIVersion
 
 from floorkit import wait_for
+from host_tools.floor.site import READER_ID
 from sicbo import records as R
 
 IDS = ("T01", "T02", "T03")
@@ -37,7 +38,7 @@ class Watcher:
         self.messages = []
         self.c = mqtt.Client(CallbackAPIVersion.VERSION2, client_id="test-watcher",
                              clean_session=False)
-        self.c.username_pw_set("floor", FLOOR_PASSWORD)
+        self.c.username_pw_set(READER_ID, READER_PASSWORD)
         self.c.on_connect = lambda c, u, f, rc, p=None: c.subscribe("sicbo/%s/#" % SITE, qos=1)
         self.c.on_message = self._on_message
         self.c.reconnect_delay_set(0.05, 1)

@@ -120,3 +120,8 @@ def test_a_table_may_not_take_the_floor_services_name():
     assert e.message == "'floor' is the floor service's name on the broker, never a table's", e
     assert board.parse_board(_board(_floor_id("site", "floor"))).floor["site"] == "floor"
     assert board.parse_board(_board(_floor_id("table", "Floor"))).floor["table"] == "Floor"
+    # The site's read-only account reads every topic of the site.
+    e = _refusal("table", "compliance")
+    assert e.field == "floor.table", e.field
+    assert e.message == ("'compliance' is the site's read-only account's name on the broker, "
+                         "never a table's"), e
