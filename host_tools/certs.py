@@ -198,6 +198,8 @@ def acl(site: str) -> str:
     acknowledgements; the floor service (user `floor`) reads every table's
     and writes the acks; the read-only account (user `compliance`) reads
     every topic of the site."""
+    from host_tools.floor.site import FLOOR_USER, READER_ID  # the names, defined once
+
     check_name("site", site)
     return ("# every table: its own topics only\n"
             "pattern write sicbo/{s}/%u/journal\n"
@@ -205,11 +207,11 @@ def acl(site: str) -> str:
             "pattern write sicbo/{s}/%u/head\n"
             "pattern read sicbo/{s}/%u/ack\n"
             "# the floor service\n"
-            "user floor\n"
+            "user {floor}\n"
             "topic read sicbo/{s}/+/journal\n"
             "topic read sicbo/{s}/+/status\n"
             "topic read sicbo/{s}/+/head\n"
             "topic write sicbo/{s}/+/ack\n"
             "# read-only: compliance and surveillance\n"
-            "user compliance\n"
-            "topic read sicbo/{s}/#\n").format(s=site)
+            "user {reader}\n"
+            "topic read sicbo/{s}/#\n").format(s=site, floor=FLOOR_USER, reader=READER_ID)

@@ -8,6 +8,7 @@ import re
 
 ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 FLOOR_USER = "floor"  # the floor service's username (its certificate's CN)
+READER_ID = "compliance"  # the site's read-only account (its certificate's CN)
 
 
 def check_id(what, value):
@@ -33,9 +34,7 @@ def check_filter(said, value):
 # journal and writes their acknowledgements; the read-only account
 # (compliance and surveillance feeds, an auditor's own subscriber) reads
 # every topic of the site and writes nothing a table or the floor takes.
-SERVICE_ID = "floor"
-READER_ID = "compliance"
-RESERVED = {SERVICE_ID: "the floor service's", READER_ID: "the site's read-only account's"}
+RESERVED = {FLOOR_USER: "the floor service's", READER_ID: "the site's read-only account's"}
 
 
 def check_table_id(what, value):

@@ -11,12 +11,14 @@ import re
 
 import pytest
 
+from host_tools import REPO
 from host_tools.floor import ingest, site, store
 from host_tools.floor.simtables import TableJournal
 from host_tools.rules import DEFAULT_TABLE, load_table
+from sicbo import board, journal
 from sicbo import events as E
-from sicbo import journal
 from sicbo import records as R
+from sicbo.errors import ConfigError
 
 SITE = "s1"
 _CFG, TABLE = load_table(None)
@@ -350,9 +352,17 @@ def test_the_names_the_acl_reserves_are_never_a_table(tmp_path, name, reason):
     assert name not in r.floor.feeds
     r.send("T1", j.records[0])  # a table beside it is taken
     assert [bytes(x[1]) for x in r.rows("T1")] == [j.records[0]]
-    # The reserved names are exactly the ACL's users.
+    # The reserved names are exactly the ACL's users, and the firmware's
+    # board file refuses each as a table's id with the host's words.
     assert sorted(site.RESERVED) == sorted(
         line.split()[1] for line in site.acl_text(SITE).splitlines() if line.startswith("user "))
+    with open(os.path.join(REPO, "board_config", "boards", "virtual.json")) as f:
+        bd = json.load(f)
+    bd["floor"] = {"site": SITE, "table": name, "broker": "10.0.0.5"}
+    with pytest.raises(ConfigError) as e:
+        board.parse_board(bd)
+    assert (e.value.field, e.value.message) == (
+        "floor.table", "%r is %s name on the broker, never a table's" % (name, site.RESERVED[name]))
 
 
 def test_a_restart_rebuilds_the_same_state_from_the_store(tmp_path):
