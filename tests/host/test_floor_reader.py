@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 from floorsys import SITE, Site
 from paho.mqtt.enums import CallbackAPIVersion
 
-from floorkit import q, wait_for
+from floorkit import DEADLINE_S, q, wait_for
 from host_tools.floor.simtables import TableJournal
 from host_tools.floor.site import READER_ID
 
@@ -53,7 +53,9 @@ class Client:
     def publish(self, topic, payload, retain=False):
         # QoS 1, until the broker's PUBACK: it has taken (or, under its ACL,
         # silently dropped) the message before anything published after.
-        self.c.publish(topic, payload, qos=1, retain=retain).wait_for_publish(60)
+        info = self.c.publish(topic, payload, qos=1, retain=retain)
+        info.wait_for_publish(DEADLINE_S)
+        assert info.is_published(), "no PUBACK for %s within %.0f s" % (topic, DEADLINE_S)
 
     def stop(self):
         self.c.loop_stop()
