@@ -4,7 +4,10 @@
    the firmware's round machine, connect and publish at once; records/s from
    the first publish until every table has its last record acknowledged (the
    floor acknowledges only what it committed), for several records per
-   publish;
+   publish, each --repeat times (a fresh broker, store and service each
+   run) and their median; and the service's own CPU time a record (what it
+   could take on a core of its own: here the broker and the tables share
+   the machine's cores with it);
 2. latency: tables playing live (a round each per period, the tables spread
    over it), each record published alone; from its publish to the
    acknowledgement that covers it (published by the floor after the commit:
@@ -14,7 +17,7 @@ A real mosquitto (host_tools/broker.py) with the site's ACL and passwords;
 the service as its own process (`python -m host_tools floor`); the tables in
 `--procs` processes of their own.
 
-    .venv/bin/python bench/bench_floor.py [--tables 200] [--rounds 30] [--procs 2]
+    .venv/bin/python bench/bench_floor.py [--tables 200] [--rounds 30] [--procs 2] [--repeat 3]
 """
 
 import argparse
@@ -22,6 +25,7 @@ import multiprocessing as mp
 import os
 import shutil
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -97,6 +101,17 @@ def _start_floor(args, log):
         time.sleep(0.02)
 
 
+def _cpu_s(pid):
+    """The CPU seconds (user and system) a process has used so far (Linux's
+    /proc), or None where there is none."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol="5",
              reload=False):
     passwords = {site.FLOOR_USER: "floor-pw"}
@@ -124,9 +139,11 @@ def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol
             pipes.append(a)
             workers.append(w)
         made = sum(p.recv()[1] for p in pipes)
+        cpu0 = _cpu_s(svc.pid)
         for p in pipes:
             p.send("go")
         res = [p.recv() for p in pipes]
+        cpu1 = _cpu_s(svc.pid)
         for w in workers:
             w.join(60)
         ok = all(r[1] for r in res)
@@ -149,7 +166,9 @@ def run_once(tmp, ids, rounds, batch, procs, live_s=0.0, live_rounds=0, protocol
         return {"restart": restart, "ok": ok and stored == total, "records": total,
                 "made": made, "stored": stored,
                 "duplicates": dup, "seconds": last - first, "rate": total / (last - first),
-                "floor_rate": stored / max(rlast - rfirst, 1e-9), "latencies": lat}
+                "floor_rate": stored / max(rlast - rfirst, 1e-9), "latencies": lat,
+                "cpu_us": (cpu1 - cpu0) / max(total, 1) * 1e6
+                if cpu0 is not None and cpu1 is not None else None}
     finally:
         svc.terminate()
         svc.wait(60)
@@ -166,10 +185,13 @@ def main():
     p.add_argument("--live-tables", type=int, default=200)
     p.add_argument("--live-every", type=float, default=1.0, help="s between rounds (latency)")
     p.add_argument("--live-rounds", type=int, default=10)
+    p.add_argument("--repeat", type=int, default=3, help="ingest runs per batch size (median)")
     p.add_argument("--protocol", choices=("5", "311"), default="5")
     p.add_argument("--broker-line", action="append", default=[],
                    help="a line added to the broker's configuration")
     args = p.parse_args()
+    if args.repeat < 1:
+        p.error("--repeat must be 1 or more")
     from host_tools.broker import require_mosquitto
 
     why = require_mosquitto()
@@ -183,15 +205,33 @@ def main():
           "MQTT %s floor session" % (args.tables, args.rounds, args.procs, args.protocol))
     batches = [int(x) for x in args.batches.split(",")]
     for batch in batches:
-        r = run_once(tmp, ids, args.rounds, batch, args.procs, protocol=args.protocol,
-                     reload=batch == batches[-1])
-        print("  %2d records/publish: %7d records in %6.2f s = %8.0f records/s "
-              "(stored %d once, %d duplicates%s; the floor's own rate %8.0f records/s)"
-              % (batch, r["records"], r["seconds"], r["rate"], r["stored"], r["duplicates"],
-                 "" if r["ok"] else ", NOT ALL STORED", r["floor_rate"]))
-        if r["restart"]:
-            print("  a restart of the service on that store (%d records): reloaded in %s s"
-                  % (r["stored"], r["restart"]))
+        rates, cpus = [], []
+        for k in range(args.repeat):
+            # A loaded machine moves one run's figure by a tenth or more:
+            # several runs, each on a fresh broker, store and service.
+            r = run_once(tmp, ids, args.rounds, batch, args.procs, protocol=args.protocol,
+                         reload=batch == batches[-1] and k == args.repeat - 1)
+            rates.append(r["rate"])
+            cpu = r["cpu_us"]
+            cpus.append(cpu)
+            print("  %2d records/publish: %7d records in %6.2f s = %8.0f records/s "
+                  "(stored %d once, %d duplicates%s; the floor's own rate %8.0f records/s%s)"
+                  % (batch, r["records"], r["seconds"], r["rate"], r["stored"],
+                     r["duplicates"], "" if r["ok"] else ", NOT ALL STORED", r["floor_rate"],
+                     "" if cpu is None else "; the service's CPU %.0f us a record" % cpu))
+            if r["restart"]:
+                print("  a restart of the service on that store (%d records): reloaded in %s s"
+                      % (r["stored"], r["restart"]))
+        if args.repeat > 1:
+            print("  %2d records/publish: median %.0f records/s of %d runs (%s)"
+                  % (batch, statistics.median(rates), len(rates),
+                     ", ".join("%.0f" % x for x in rates)))
+        if None not in cpus:
+            # What the service alone could take on one core of this machine,
+            # beside the broker and the simulated tables sharing its cores.
+            us = statistics.median(cpus)
+            print("  %2d records/publish: the service's CPU, median %.0f us a record: %.0f "
+                  "records/s a core" % (batch, us, 1e6 / us))
     lids = ["T%03d" % i for i in range(1, args.live_tables + 1)]
     r = run_once(tmp, lids, 0, 1, args.procs, live_s=args.live_every,
                  live_rounds=args.live_rounds, protocol=args.protocol)
