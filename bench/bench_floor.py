@@ -1,4 +1,6 @@
-"""The floor service's figures on loopback (printed, not pass/fail):
+"""The floor service's figures on loopback (printed; the exit status is 1 when
+a run's store does not hold every record it was sent, once, since its rate is
+then no figure):
 
 1. ingest: 200 simulated tables, each with a backlog of rounds journaled by
    the firmware's round machine, connect and publish at once; records/s from
@@ -190,8 +192,17 @@ def main():
     p.add_argument("--broker-line", action="append", default=[],
                    help="a line added to the broker's configuration")
     args = p.parse_args()
-    if args.repeat < 1:
-        p.error("--repeat must be 1 or more")
+    for name in ("tables", "rounds", "procs", "live_tables", "live_rounds", "repeat"):
+        if getattr(args, name) < 1:
+            p.error("--%s must be 1 or more" % name.replace("_", "-"))
+    if not args.live_every > 0:
+        p.error("--live-every must be above 0")
+    try:
+        batches = [int(x) for x in args.batches.split(",")]
+    except ValueError:
+        batches = []
+    if not batches or min(batches) < 1:
+        p.error("--batches must be records per publish, 1 or more each, separated by commas")
     from host_tools.broker import require_mosquitto
 
     why = require_mosquitto()
@@ -203,7 +214,7 @@ def main():
     ids = ["T%03d" % i for i in range(1, args.tables + 1)]
     print("floor ingest: %d tables, %d rounds of backlog each, %d process(es) of tables, "
           "MQTT %s floor session" % (args.tables, args.rounds, args.procs, args.protocol))
-    batches = [int(x) for x in args.batches.split(",")]
+    failed = 0  # runs after which the store did not hold every record once
     for batch in batches:
         rates, cpus = [], []
         for k in range(args.repeat):
@@ -212,6 +223,7 @@ def main():
             r = run_once(tmp, ids, args.rounds, batch, args.procs, protocol=args.protocol,
                          reload=batch == batches[-1] and k == args.repeat - 1)
             rates.append(r["rate"])
+            failed += not r["ok"]
             cpu = r["cpu_us"]
             cpus.append(cpu)
             print("  %2d records/publish: %7d records in %6.2f s = %8.0f records/s "
@@ -242,8 +254,14 @@ def main():
     print("  publish -> acknowledged after commit: p50 %.1f ms, p99 %.1f ms, max %.1f ms%s"
           % (_pct(lat, 50), _pct(lat, 99), max(lat) if lat else float("nan"),
              "" if r["ok"] else " (NOT ALL STORED)"))
+    failed += not r["ok"]
     shutil.rmtree(tmp, ignore_errors=True)
+    if failed:
+        # A rate of a floor that lost or did not store records is no figure.
+        print("bench_floor: FAILED: %d run(s) did not store every record once" % failed)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
