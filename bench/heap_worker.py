@@ -27,6 +27,7 @@
 # Lines for the driver start with "@" (the rest is the board's console):
 #   @boot <round> <state> <heap in use> <heap total> <heap before the firmware>
 #         <frozen_id imports 0/1> <the firmware loaded from .mpy files 0/1>
+#         <heap in use as this worker started: the interpreter's own>
 #   @start <round>            a round began (shake taken)
 #   @end <round> paid <d1><d2><d3> | @end <round> void <reason>
 #   @meters <rounds> <paid> <voids>
@@ -303,7 +304,7 @@ def main():
     # modules' paths end in .py).
     on_path = 1 if sys.modules["faults"].__file__.endswith(".mpy") else 0
     print("@boot", ctl.m.round, ctl.m.state, gc.mem_alloc(), gc.mem_alloc() + gc.mem_free(),
-          before, frozen, on_path)
+          before, frozen, on_path, _BASE)
     names("boot")
     meters(ctl)
     link = None

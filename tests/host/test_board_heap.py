@@ -37,8 +37,8 @@ def _full(tmp_path, bench):
     return str(folder)
 
 
-def _run(bench, lines, rc=0):
-    return bench.Run(rc, "\n".join(["@boot 1 0 1000 2000 500 0 1", "@meters 1 1 0"] + lines
+def _run(bench, lines, rc=0, boot="@boot 1 0 1000 2000 500 0 1 100"):
+    return bench.Run(rc, "\n".join([boot, "@meters 1 1 0"] + lines
                                    + ["@exit 10 1 0"]) + "\n", "")
 
 
@@ -91,3 +91,27 @@ def test_the_bisection_takes_only_a_memory_error_as_does_not_fit(monkeypatch):
         None if heap >= 90 * 1024 else "doubled rounds [77]"))
     with pytest.raises(bench.BenchError, match="not the heap's: doubled rounds"):
         bench.smallest_heap(_Interp(), "/nowhere", 70 * 1024, 10, 5, 1)
+
+
+def test_a_boards_heap_is_the_vms_less_the_least_the_simulator_held(tmp_path, monkeypatch):
+    bench = _bench()
+    # Each power-on says its heap in use before the firmware (the 5th figure)
+    # and the interpreter's own at the worker's start (the 8th): the
+    # simulator's bytes are their difference, and a board's heap is the VM's
+    # less the least of them over the campaign's power-ons.
+    monkeypatch.setattr(bench, "power_on",
+                        lambda *a: _run(bench, [], boot="@boot 1 0 1000 2000 5000 0 1 600"))
+    c = bench.campaign(_Interp(), _full(tmp_path, bench), 100000, 5, 10, 1)
+    assert c.sim_heaps == [4400]  # recorded at its boot (the campaign then fails)
+    c.sim_heaps.append(4200)
+    assert bench.board_bytes(100, c) == (100 * 1024 - 4200, 4200)
+
+
+def test_a_power_on_of_a_worker_of_another_revision_is_refused(tmp_path, monkeypatch):
+    bench = _bench()
+    # A VM built before the worker said the interpreter's own heap: its @boot
+    # line has 7 figures; its simulator's bytes cannot be told.
+    r = _run(bench, [], boot="@boot 1 0 1000 2000 500 0 1")
+    assert r.failure() is not None and "not this bench's 8" in r.failure()
+    r = _run(bench, [])
+    assert r.failure() is None and r.boot[4] - r.boot[7] == 400
