@@ -17,7 +17,7 @@ def test_smallest_heap_with_power_cuts_fits_the_board(vm32):
     interp = board_heap.Interp(vm32)
     full, _run = board_heap.fill_journal(interp)
     try:
-        in_use, _before, _linked, _names = board_heap.heap_after_boot(interp, full)
+        in_use, _before, _linked, _names, _own = board_heap.heap_after_boot(interp, full)
         kib, best, tried = board_heap.smallest_heap(interp, full, in_use, ROUNDS, CUT_EVERY, 5)
     finally:
         board_heap.shutil.rmtree(full, ignore_errors=True)
