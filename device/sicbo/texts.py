@@ -45,7 +45,7 @@ _TEXTS = (
     "refused: a sensor fault is active; supervisor must acknowledge\n"  # R_FAULT_ACTIVE
     "key not valid now\n"  # R_KEY_NOT_NOW
     "reader result for another round ignored\n"  # R_READER_ROUND
-    "round interrupted by a power cut before the bell: void\n"  # R_POWER_CUT
+    "round interrupted by a power cut or a reset before the bell: void\n"  # R_POWER_CUT
     "refused: the correction equals the current result\n"  # R_SAME_RESULT
     "alarm: reader disagrees with the confirmed result\n"  # R_READER_MISMATCH
     "alarm: damaged journal records ignored; the round is void or held for the supervisor\n"

@@ -365,7 +365,9 @@ def record_line(rec, code, table):
 # ---- Rounds ------------------------------------------------------------------------
 
 
-def round_dict(r, table, damaged=()):
+def round_dict(r, table, damaged=(), restart=None):
+    """A recalled round as data. restart: the reset cause of the board's last
+    boot while the round was unfinished (Recall.restarts), or None."""
     return {
         "round": r.round,
         "status": r.status,
@@ -373,11 +375,21 @@ def round_dict(r, table, damaged=()):
         "first_dice": list(r.first_dice) if r.first_dice is not None else None,
         "corrections": len(r.corrections),
         "void_reason": void_name(r.void_reason) if r.void_reason else None,
+        # What cut it: a "power cut" void says only that the board restarted
+        # before the bell; its boot's reset cause says how.
+        "restart": reset_name(restart) if restart is not None else None,
         "started": {"boot": r.started[0], "ticks": r.started[1],
                     "wall": _wall(r.started[2])},
         "wins": [{"area": code, "odds": odds} for code, odds in winning(r, table)],
         "damaged": r.round in damaged or not (r.dice is None or dice_ok(r.dice)),
     }
+
+
+def reset_name(cause):
+    from sicbo import texts
+
+    return texts.RESET_NAMES[cause] if 0 < cause < len(texts.RESET_NAMES) else (
+        "reset cause %d" % cause)
 
 
 def void_name(reason):
@@ -615,7 +627,8 @@ def run(args):
             "open_round": rp.open_seq != 0, "duplicates": rd.duplicates,
             "authenticated": sum(1 for _nm, rec, _c in rd.records if rec.mac is not None),
             "damage": rd.damage,
-            "recall": [round_dict(r, table, damaged_rounds) for r in rounds],
+            "recall": [round_dict(r, table, damaged_rounds, rd.recall.restarts.get(r.round))
+                       for r in rounds],
             "meters": meters_dict(rd.recall.meters, table),
             "records_listed": [record_dict(nm, rec, code, table) for nm, rec, code in shown],
             "configuration": configuration}
@@ -666,11 +679,13 @@ def run(args):
         print()
         print("%6s %-7s %-6s %-20s %s" % ("round", "status", "dice", "started", "winning areas"))
         for r in rounds:
-            d = round_dict(r, table, damaged_rounds)
+            d = round_dict(r, table, damaged_rounds, rd.recall.restarts.get(r.round))
             dice = "-".join(str(x) for x in d["dice"]) if d["dice"] else "-"
             when = d["started"]["wall"] or "boot %d" % r.started[0]
             what = ("void: " + d["void_reason"]) if d["void_reason"] else " ".join(
                 w["area"] for w in d["wins"])
+            if d["restart"]:
+                what += " (the board restarted in this round: %s)" % d["restart"]
             if d["first_dice"] and d["first_dice"] != d["dice"]:
                 what = "corrected from %s; %s" % ("-".join(map(str, d["first_dice"])), what)
             if d["damaged"]:

@@ -370,7 +370,8 @@ class TableFeed:
         self.changed.clear()
 
     def _round_row(self, info, first, last, out):
-        d = jcmd.round_dict(info, self.table, (info.round,) if info.damaged else ())
+        d = jcmd.round_dict(info, self.table, (info.round,) if info.damaged else (),
+                            self.recall.restarts.get(info.round))
         d["result_wall"] = _wall_of(info.result_time)
         d["ended_wall"] = _wall_of(info.ended)
         dice, total = _dice_total(info.dice if jcmd.dice_ok(info.dice) else None)

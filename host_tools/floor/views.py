@@ -478,8 +478,11 @@ class RoundView:
                                 for a, b, t in r.corrections]
             self.void = jcmd.void_name(r.void_reason) if r.void_reason else None
             self.alarm_texts = [_message(c) for c in r.alarms]
+            cause = recall.restarts.get(rid)
+            self.restart = jcmd.reset_name(cause) if cause is not None else None
         else:
             self.corrections, self.void, self.alarm_texts = [], None, []
+            self.restart = None
 
     def as_dict(self):
         return {"table": self.table_id, "round": self.round, "status": self.status,

@@ -396,3 +396,34 @@ def test_a_table_file_whose_channels_the_meters_do_not_count_is_refused(tmp_path
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "meters checkpoint seq 2" in err, err
     assert "counts %d" % st.channels in err and "not the table file it ran with" in err
+
+
+def test_a_round_cut_by_a_reset_says_which_reset(tmp_path, capsys):
+    import machine
+
+    t = Table()
+    t.play(1, 1, 2)
+    t.open_round()  # round 2, betting open: then a technician's machine.reset()
+    t.close()
+    with pytest.raises(SystemExit):
+        machine.reset()
+    t.ctl = t.m = t.hw = t.store = None
+    t2 = Table(folder=t.folder, reset=False)
+    t2.close()
+    tf = tmp_path / "table.json"
+    tf.write_text(json.dumps(table_dict()))
+    capsys.readouterr()
+    assert main(["journal", t.folder, "--table", str(tf), "--json"]) == 0
+    by_round = {r["round"]: r for r in json.loads(capsys.readouterr().out)["recall"]}
+    # Voided as the resume policy says for a cut before the bell; the round
+    # also says what cut it: the boot's reset cause, not a power cut.
+    assert by_round[2]["void_reason"] == "power cut" and by_round[2]["restart"] == "hard reset"
+    assert by_round[1]["restart"] is None
+    assert main(["journal", t.folder, "--table", str(tf)]) == 0
+    out = capsys.readouterr().out
+    line = [ln for ln in out.splitlines() if ln.split()[:2] == ["2", "void"]]
+    assert line and line[0].endswith(
+        "void: power cut (the board restarted in this round: hard reset)"), out
+    assert main(["journal", t.folder, "--table", str(tf), "--records", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "round interrupted by a power cut or a reset before the bell" in out, out

@@ -32,7 +32,8 @@ MOMENTS = (
 # line of the next run that says the board or its dealer dealt with it.
 AFTER_CUT = {
     "before the bell":
-        r"^  board \| journal .* alarm +round interrupted by a power cut before the bell",
+        r"^  board \| journal .* alarm +round interrupted by a power cut or a reset before "
+        r"the bell",
     "after the bell": r"^dealer: round \d+ was cut after the bell: lift the cover, enter the dice",
     "in result entry": r"^dealer: round \d+ was cut in result entry: void it",
     "while paying": r"^dealer: round \d+ was cut while paying",

@@ -425,3 +425,44 @@ def test_the_acl_of_the_contract_is_the_one_the_brokers_get():
     block = re.search(r"The\s+ACL\s+\(per\s+site\):\n\n```\n(.*?)```", doc, re.S).group(1)
     assert block == site.acl_text("SITE")
     assert "sicbo/s9/%u/journal" in site.acl_text("s9")
+
+
+def test_a_round_cut_by_a_reset_says_which_on_the_floor(tmp_path):
+    import machine
+    from appkit import Table
+
+    from host_tools.floor import views
+
+    t = Table()
+    t.play(1, 1, 2)
+    t.open_round()  # round 2, betting open: then machine.reset() (a technician's)
+    t.close()
+    with pytest.raises(SystemExit):
+        machine.reset()
+    t.ctl = t.m = t.hw = t.store = None
+    Table(folder=t.folder, reset=False).close()
+    data = b""
+    for name in sorted(n for n in os.listdir(t.folder) if n.endswith(".log")):
+        with open(os.path.join(t.folder, name), "rb") as f:
+            data += f.read()
+    r = Rig(tmp_path / "f.db")
+    r.send("T1", data)
+    info = {rid: json.loads(i) for rid, i in r.q("SELECT round, info FROM rounds"
+                                                 " WHERE table_id='T1'")}
+    assert info[2]["void_reason"] == "power cut" and info[2]["restart"] == "hard reset"
+    assert info[1]["restart"] is None
+    page = views.RoundView(r.conn, "T1", 2, _CFG, TABLE)
+    assert page.void == "power cut" and page.restart == "hard reset"
+    assert views.RoundView(r.conn, "T1", 1, _CFG, TABLE).restart is None
+    # The round's page says it beside the void.
+    from floorwebkit import get, start_view
+
+    v = start_view(r.path)
+    try:
+        status, body, _h = get(v.url + "table/T1/round/2")
+        _s1, body1, _h1 = get(v.url + "table/T1/round/1")
+    finally:
+        v.stop()
+    assert status == 200 and 'id="void">VOID: power cut' in body, body
+    assert '<b id="restart">the board restarted in this round: hard reset</b>' in body, body
+    assert 'id="restart"' not in body1, body1

@@ -1,7 +1,7 @@
 # Game recall (last 10 rounds) and meters, rebuilt from the journal, also
 # across rotation with meters checkpoints.
 from journal_store import JournalStore
-from roundkit import Rig, make_cfg, rmdir, tmpdir
+from roundkit import Rig, booted, make_cfg, rmdir, tmpdir
 from sicbo import events as E
 from sicbo import journal
 from sicbo import records as R
@@ -195,3 +195,29 @@ def test_recall_counts_as_the_board_on_a_journal_that_starts_mid_round():
     assert board.meters.get("paid") == 3 and sum(board.meters.wins) > 0  # 1 before, 2 after
     assert rc.meters.as_dict(r.m.table) == board.meters.as_dict(r.m.table)
     assert rc.meters.as_dict(r.m.table) == r.m.meters.as_dict(r.m.table)
+
+
+def test_recall_names_the_reset_that_cut_a_round_and_only_an_unfinished_one():
+    # Round 1 paid, then a boot between rounds (power-on): no round was cut.
+    r = Rig(wall=820000000)
+    r.round(1, 2, 3)
+    b = booted(r, cover=1, cause=1)
+    # Round 2 cut before the bell by the watchdog (cause 3): voided as a
+    # "power cut", the boot's cause kept for it.
+    b.shake()
+    b2 = booted(b, cover=1, cause=3)
+    # Round 3 cut after the bell by a hard reset (cause 2), resumed and paid.
+    b2.to_result()
+    b3 = booted(b2, cover=0, cause=2)
+    b3.enter(4, 5, 6)
+    b3.ev(E.EV_PAYOUT)
+    rc = Recall(b3.m.table)
+    rc.feed(bytes(b3.journal))
+    r3, r2, r1 = rc.last(3)
+    assert r1.round == 1 and r1.status == "paid" and 1 not in rc.restarts
+    assert r2.status == "void" and r2.void_reason == E.V_POWER and rc.restarts[2] == 3
+    assert r3.status == "paid" and rc.restarts[3] == 2
+    # A round no longer kept takes its entry with it.
+    small = Recall(b3.m.table, 1)
+    small.feed(bytes(b3.journal))
+    assert [x.round for x in small.last()] == [3] and small.restarts == {3: 2}

@@ -4,6 +4,9 @@
 % if r.void:
 · <b class="void" id="void">VOID: {{r.void}}</b>
 % end
+% if r.restart:
+· <b id="restart">the board restarted in this round: {{r.restart}}</b>
+% end
 % if r.damage:
 · <b class="error" id="damage">DAMAGED record: {{r.damage}}</b>
 % end
