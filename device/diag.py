@@ -736,7 +736,8 @@ def recall(n=10):
 
 def _recall_cmd(n):
     c = _c()
-    rounds = _recall(c).last(n)
+    rc = _recall(c)
+    rounds = rc.last(n)
     if not rounds:
         print("no rounds in the journal")
         return
@@ -749,11 +750,11 @@ def _recall_cmd(n):
         # Its status is the journal's last word on it: a record lost may
         # have said more (a payout, a void).
         gap = [g for g in w.gaps if g[2] <= r.round <= g[3]] if w else []
-        print(_round_line(r, table, _seqs(gap[-1]) if gap else None))
+        print(_round_line(r, table, _seqs(gap[-1]) if gap else None, rc.restarts.get(r.round)))
     _damage_line(w)
 
 
-def _round_line(r, table, missing=None):
+def _round_line(r, table, missing=None, restart=None):
     from sicbo import logtext, texts
 
     dice = "%d-%d-%d" % tuple(r.dice) if r.dice is not None else "-"
@@ -762,6 +763,10 @@ def _round_line(r, table, missing=None):
         words.append("void: " + logtext.name_of(texts.VOID_NAMES, r.void_reason, "reason", 1))
     elif r.dice is not None and table is not None:
         words = [code for code, _odds in r.winning_areas(table)]
+    if restart is not None:
+        # A "power cut" void says only that the board restarted: the boot says how.
+        words.append("(restarted: " + logtext.name_of(texts.RESET_NAMES, restart, "reset cause")
+                     + ")")
     if r.first_dice is not None and r.first_dice != r.dice:
         words.insert(0, "corrected from %d-%d-%d;" % tuple(r.first_dice))
     if missing is not None:

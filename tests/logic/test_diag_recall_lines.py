@@ -33,3 +33,31 @@ def test_rounds_without_wall_time_show_their_boot_and_long_lines_wrap():
     assert areas == ["SMALL", "SINGLE_1", "SINGLE_2", "EVEN", "PAIR_1_2", "DOUBLE_1"], lines
     areas = lines[3][len(head):].split() + lines[4].split()
     assert len(areas) == len(set(areas)) and "PAIR_1_2" in areas, lines
+
+
+def test_a_round_cut_by_a_reset_says_which_reset_and_a_round_before_it_does_not():
+    import machine
+
+    t = Table(board=board_dict(bell_ms=50))
+    t.play(1, 2, 3)
+    t.open_round()  # round 2, betting open: then machine.reset()
+    t.close()
+    try:
+        machine.reset()
+    except SystemExit:
+        pass
+    else:
+        raise AssertionError("machine.reset() returned")
+    t = Table(folder=t.folder, board=board_dict(bell_ms=50), reset=False)
+    t.close()
+    diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
+    del _out[:]
+    diag.recall(5)
+    # One print a round (wrapped within 80 columns): its words, joined.
+    said = {}
+    for text in _out:
+        words = text.split()
+        if words and words[0].isdigit():
+            said[int(words[0])] = " ".join(words)
+    assert said[2].endswith("void: power cut (restarted: hard reset)"), _out
+    assert "restarted" not in said[1], _out
