@@ -387,9 +387,9 @@ def round_dict(r, table, damaged=(), restart=None):
 
 def reset_name(cause):
     from sicbo import texts
+    from sicbo.logtext import name_of
 
-    return texts.RESET_NAMES[cause] if 0 < cause < len(texts.RESET_NAMES) else (
-        "reset cause %d" % cause)
+    return name_of(texts.RESET_NAMES, cause, "reset cause")
 
 
 def void_name(reason):

@@ -399,17 +399,10 @@ def test_a_table_file_whose_channels_the_meters_do_not_count_is_refused(tmp_path
 
 
 def test_a_round_cut_by_a_reset_says_which_reset(tmp_path, capsys):
-    import machine
-
     t = Table()
     t.play(1, 1, 2)
     t.open_round()  # round 2, betting open: then a technician's machine.reset()
-    t.close()
-    with pytest.raises(SystemExit):
-        machine.reset()
-    t.ctl = t.m = t.hw = t.store = None
-    t2 = Table(folder=t.folder, reset=False)
-    t2.close()
+    reboot(t, hard_reset=True).close()
     tf = tmp_path / "table.json"
     tf.write_text(json.dumps(table_dict()))
     capsys.readouterr()

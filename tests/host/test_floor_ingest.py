@@ -428,19 +428,14 @@ def test_the_acl_of_the_contract_is_the_one_the_brokers_get():
 
 
 def test_a_round_cut_by_a_reset_says_which_on_the_floor(tmp_path):
-    import machine
-    from appkit import Table
+    from appkit import Table, reboot
 
     from host_tools.floor import views
 
     t = Table()
     t.play(1, 1, 2)
     t.open_round()  # round 2, betting open: then machine.reset() (a technician's)
-    t.close()
-    with pytest.raises(SystemExit):
-        machine.reset()
-    t.ctl = t.m = t.hw = t.store = None
-    Table(folder=t.folder, reset=False).close()
+    reboot(t, hard_reset=True).close()
     data = b""
     for name in sorted(n for n in os.listdir(t.folder) if n.endswith(".log")):
         with open(os.path.join(t.folder, name), "rb") as f:

@@ -254,12 +254,21 @@ def journal_types(folder):
     return [r.type for r in journal_records(folder)]
 
 
-def reboot(t, **kw):
+def reboot(t, hard_reset=False, **kw):
     """Power cut and restart on the same journal and files (the table keeps
     its state). The old controller is gone, as after a real power cut: `t`
-    keeps only its folder and files."""
+    keeps only its folder and files. hard_reset: the board restarted by
+    machine.reset() (a technician's, a deploy's), its reset cause recorded
+    for the next boot, instead of a power cut."""
     t.close()
     t.ctl = t.m = t.hw = t.store = None
+    if hard_reset:
+        try:
+            machine.reset()
+        except SystemExit:
+            pass
+        else:
+            raise AssertionError("machine.reset() returned")
     return Table(folder=t.folder, reset=False, **kw)
 
 

@@ -2,7 +2,7 @@
 # diag.recall's lines as the technician reads them: a round played while the
 # RTC was lost is dated by its boot, and a round with more winning areas than
 # fit in 80 columns wraps them under the first one, each area once.
-from appkit import Table, board_dict
+from appkit import Table, board_dict, reboot
 from diagkit import _out
 
 import diag
@@ -36,19 +36,10 @@ def test_rounds_without_wall_time_show_their_boot_and_long_lines_wrap():
 
 
 def test_a_round_cut_by_a_reset_says_which_reset_and_a_round_before_it_does_not():
-    import machine
-
     t = Table(board=board_dict(bell_ms=50))
     t.play(1, 2, 3)
     t.open_round()  # round 2, betting open: then machine.reset()
-    t.close()
-    try:
-        machine.reset()
-    except SystemExit:
-        pass
-    else:
-        raise AssertionError("machine.reset() returned")
-    t = Table(folder=t.folder, board=board_dict(bell_ms=50), reset=False)
+    t = reboot(t, hard_reset=True, board=board_dict(bell_ms=50))
     t.close()
     diag.setup(t.folder + "/board.json", t.folder + "/table.json", t.folder)
     del _out[:]
